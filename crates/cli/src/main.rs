@@ -1,0 +1,192 @@
+//! `batchlens`: reads inputs, feeds the core, prints. All analysis lives in batchlens-core.
+
+mod input;
+mod progress;
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use batchlens_core::{render, Analyzer, Engine, Options, Report};
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Exit code for problems with the input (unreadable, empty, not a log).
+const EXIT_INPUT: u8 = 2;
+/// Exit code for a bug in batchlens.
+const EXIT_INTERNAL: u8 = 1;
+
+#[derive(Parser)]
+#[command(
+    name = "batchlens",
+    version,
+    about = "Why your LLM server's throughput is what it is, from its own logs."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Read server logs and say what limits throughput.
+    Diagnose(DiagnoseArgs),
+}
+
+#[derive(clap::Args)]
+struct DiagnoseArgs {
+    /// Log files (plain or gzip), read in order as one log; `-` or nothing reads stdin.
+    files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Read only this engine's format instead of detecting it.
+    #[arg(long, value_parser = parse_engine)]
+    engine: Option<Engine>,
+    /// Colour: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
+    /// Never draw a progress bar.
+    #[arg(long)]
+    no_progress: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
+enum Format {
+    Text,
+    Json,
+    Markdown,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
+enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+fn parse_engine(s: &str) -> Result<Engine, String> {
+    Engine::from_name(s).ok_or_else(|| format!("unknown engine '{s}' (known: sglang, vllm)"))
+}
+
+/// A failure to report: the message and the exit code.
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn input(message: impl Into<String>) -> Self {
+        Failure {
+            code: EXIT_INPUT,
+            message: message.into(),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = std::panic::catch_unwind(|| match cli.command {
+        Command::Diagnose(args) => diagnose(args),
+    });
+    match outcome {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(f)) => {
+            if !f.message.is_empty() {
+                eprintln!("batchlens: {}", f.message);
+            }
+            ExitCode::from(f.code)
+        }
+        Err(_) => {
+            eprintln!("batchlens: internal error (this is a bug; please report it with the input that caused it)");
+            ExitCode::from(EXIT_INTERNAL)
+        }
+    }
+}
+
+fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
+    let mut analyzer = Analyzer::new(Options {
+        engine: args.engine,
+        ..Options::default()
+    });
+    let show_progress = !args.no_progress && std::io::stderr().is_terminal();
+    input::read_all(&args.files, &mut analyzer, show_progress)?;
+    let report = analyzer.finish();
+    let color = match args.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    };
+    let problem = input_problem(&report, &args.files);
+    let out = match args.format {
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(&report).map_err(|e| Failure {
+                code: EXIT_INTERNAL,
+                message: format!("could not write the report: {e}"),
+            })?;
+            s.push('\n');
+            s
+        }
+        Format::Text if problem.is_some() => String::new(),
+        Format::Text => render::text(&report, color),
+        Format::Markdown if problem.is_some() => String::new(),
+        Format::Markdown => render::markdown(&report),
+    };
+    write_stdout(out.as_bytes())?;
+    match problem {
+        Some(msg) => Err(Failure::input(msg)),
+        None => Ok(()),
+    }
+}
+
+/// A report with nothing to diagnose is an input problem: say what was read.
+fn input_problem(r: &Report, files: &[PathBuf]) -> Option<String> {
+    let stats = r.input.stat_lines + r.input.damaged_stat_lines;
+    if stats > 0 {
+        return None;
+    }
+    let what = match files {
+        [] => "stdin".to_string(),
+        [one] => format!("'{}'", one.display()),
+        many => format!("{} files", many.len()),
+    };
+    if r.input.bytes == 0 {
+        return Some(format!("{what} is empty: there is no log to read."));
+    }
+    if r.input.looks_binary {
+        return Some(format!(
+            "{what} is not a text log ({} bytes of binary data); give a server log file (plain text or .gz).",
+            r.input.bytes
+        ));
+    }
+    Some(format!(
+        "no scheduler stats lines found in {what} ({} lines read: {} other known lines, {} unrecognized). \
+         batchlens reads SGLang 'Decode batch'/'Prefill batch' lines and vLLM 'Avg prompt throughput … Running: … reqs' lines; \
+         make sure the server logged at INFO level{}",
+        r.input.lines,
+        r.input.other_lines,
+        r.input.unrecognized_lines,
+        match r.input.unrecognized_examples.first() {
+            Some(e) => format!(". First line that looks like stats (line {}): {}", e.line, e.text),
+            None => ".".to_string(),
+        }
+    ))
+}
+
+/// Writes to stdout; a closed pipe (`| head`) ends quietly.
+fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure {
+            code: 0,
+            message: String::new(),
+        }),
+        Err(e) => Err(Failure {
+            code: EXIT_INTERNAL,
+            message: format!("could not write to stdout: {e}"),
+        }),
+    }
+}

@@ -1,0 +1,261 @@
+//! The entry point: bytes in, [`Report`] out.
+
+use std::collections::BTreeMap;
+
+use crate::engines::{common, parser_for, Engine, LineParser, Outcome};
+use crate::fields::excerpt;
+use crate::lines::{strip_ansi, Line, LineSplitter, MAX_LINE};
+use crate::model::{Record, SampleKind};
+use crate::report::{InputStats, LineExample, Report, SCHEMA_VERSION};
+use crate::timeline::Timeline;
+
+const MAX_EXAMPLES: usize = 5;
+const EXAMPLE_CHARS: usize = 120;
+/// Bytes inspected to decide whether the input is text.
+const SNIFF_BYTES: usize = 64 * 1024;
+
+/// How to analyse.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Read only this engine's format (otherwise every known engine is tried).
+    pub engine: Option<Engine>,
+    /// Skip the diagnosis (the report's `diagnosis` is then `null`).
+    pub no_diagnosis: bool,
+}
+
+/// Feed it bytes in chunks of any size, then [`Analyzer::finish`].
+pub struct Analyzer {
+    opts: Options,
+    splitter: LineSplitter,
+    parsers: Vec<Box<dyn LineParser>>,
+    timeline: Timeline,
+    input: InputStats,
+    stats_by_engine: BTreeMap<Engine, u64>,
+    /// A stats line that stopped short, waiting to see if the next line is its wrapped tail.
+    held: Option<(u64, Vec<u8>)>,
+    scratch: Vec<u8>,
+    join: Vec<u8>,
+    recs: Vec<Record>,
+    sniffed: usize,
+    odd_bytes: usize,
+}
+
+impl Default for Analyzer {
+    fn default() -> Self {
+        Analyzer::new(Options::default())
+    }
+}
+
+impl Analyzer {
+    pub fn new(opts: Options) -> Self {
+        let parsers = match opts.engine {
+            Some(e) => vec![parser_for(e)],
+            None => Engine::ALL.iter().map(|&e| parser_for(e)).collect(),
+        };
+        Analyzer {
+            opts,
+            splitter: LineSplitter::default(),
+            parsers,
+            timeline: Timeline::default(),
+            input: InputStats::default(),
+            stats_by_engine: BTreeMap::new(),
+            held: None,
+            scratch: Vec::new(),
+            join: Vec::new(),
+            recs: Vec::new(),
+            sniffed: 0,
+            odd_bytes: 0,
+        }
+    }
+
+    /// Bytes fed so far.
+    pub fn bytes(&self) -> u64 {
+        self.input.bytes
+    }
+
+    /// Physical lines seen so far.
+    pub fn lines(&self) -> u64 {
+        self.splitter.lines()
+    }
+
+    /// Stats lines recognised so far (read in full or in part).
+    pub fn stat_lines(&self) -> u64 {
+        self.input.stat_lines + self.input.damaged_stat_lines
+    }
+
+    pub fn feed(&mut self, chunk: &[u8]) {
+        self.input.bytes += chunk.len() as u64;
+        self.sniff(chunk);
+        let mut splitter = std::mem::take(&mut self.splitter);
+        splitter.feed(chunk, &mut |l: Line<'_>| self.on_line(l.no, l.bytes));
+        self.splitter = splitter;
+    }
+
+    fn sniff(&mut self, chunk: &[u8]) {
+        if self.sniffed >= SNIFF_BYTES {
+            return;
+        }
+        let take = &chunk[..chunk.len().min(SNIFF_BYTES - self.sniffed)];
+        self.sniffed += take.len();
+        self.odd_bytes += take
+            .iter()
+            .filter(|&&c| c == 0 || (c < 0x20 && !matches!(c, b'\t' | b'\n' | b'\r' | 0x1b | 0x0c)))
+            .count();
+    }
+
+    fn on_line(&mut self, no: u64, raw: &[u8]) {
+        if memchr::memchr(0x1b, raw).is_some() {
+            let mut s = std::mem::take(&mut self.scratch);
+            strip_ansi(raw, &mut s);
+            self.on_clean_line(no, &s);
+            self.scratch = s;
+        } else {
+            self.on_clean_line(no, raw);
+        }
+    }
+
+    fn on_clean_line(&mut self, no: u64, line: &[u8]) {
+        if let Some((held_no, held)) = self.held.take() {
+            let starts = self.parsers.iter().any(|p| p.starts_record(line));
+            if !starts && held.len() + line.len() <= MAX_LINE {
+                let mut j = std::mem::take(&mut self.join);
+                j.clear();
+                j.extend_from_slice(&held);
+                j.extend_from_slice(line);
+                self.input.joined_wrapped_lines += 1;
+                self.process(held_no, &j, false);
+                self.join = j;
+                return;
+            }
+            self.process(held_no, &held, true);
+        }
+        self.process(no, line, false);
+    }
+
+    fn process(&mut self, no: u64, line: &[u8], last_chance: bool) {
+        let mut outcome = Outcome::NotMine;
+        let mut engine = None;
+        for p in self.parsers.iter_mut() {
+            outcome = p.parse(line, no, last_chance, &mut self.recs);
+            if outcome != Outcome::NotMine {
+                engine = Some(p.engine());
+                break;
+            }
+        }
+        match outcome {
+            Outcome::Incomplete => {
+                self.held = Some((no, line.to_vec()));
+                return;
+            }
+            Outcome::Stats { full, damaged } => {
+                self.input.stat_lines += full as u64;
+                self.input.damaged_stat_lines += damaged as u64;
+                let n = (full + damaged) as u64;
+                if n > 1 {
+                    self.input.glued_records += n - 1;
+                }
+                if let Some(e) = engine {
+                    *self.stats_by_engine.entry(e).or_insert(0) += n;
+                }
+                if damaged > 0 && self.input.damaged_examples.len() < MAX_EXAMPLES {
+                    self.input.damaged_examples.push(LineExample {
+                        line: no,
+                        text: excerpt(line, EXAMPLE_CHARS),
+                    });
+                }
+            }
+            Outcome::Other(label) => self.count_other(label),
+            Outcome::NotMine => match common::classify(line) {
+                Some(label) => self.count_other(label),
+                None => {
+                    self.input.unrecognized_lines += 1;
+                    if self.input.unrecognized_examples.len() < MAX_EXAMPLES
+                        && common::looks_like_stats(line)
+                    {
+                        self.input.unrecognized_examples.push(LineExample {
+                            line: no,
+                            text: excerpt(line, EXAMPLE_CHARS),
+                        });
+                    }
+                }
+            },
+        }
+        for r in self.recs.drain(..) {
+            if let Record::Sample(s) = &r {
+                let k = match s.kind {
+                    Some(SampleKind::Decode) => "decode",
+                    Some(SampleKind::Prefill) => "prefill",
+                    Some(SampleKind::Interval) | None => "interval",
+                };
+                *self
+                    .input
+                    .stat_lines_by_kind
+                    .entry(k.to_string())
+                    .or_insert(0) += 1;
+            }
+            self.timeline.add(r);
+        }
+    }
+
+    fn count_other(&mut self, label: &'static str) {
+        self.input.other_lines += 1;
+        *self
+            .input
+            .other_lines_by_kind
+            .entry(label.to_string())
+            .or_insert(0) += 1;
+    }
+
+    pub fn finish(mut self) -> Report {
+        let mut splitter = std::mem::take(&mut self.splitter);
+        splitter.finish(&mut |l: Line<'_>| self.on_line(l.no, l.bytes));
+        if let Some((no, held)) = self.held.take() {
+            self.process(no, &held, true);
+        }
+        let mut input = self.input;
+        input.lines = splitter.lines();
+        input.overlong_lines = splitter.overlong_lines;
+        input.clock_regressions = self.timeline.clock_regressions;
+        input.looks_binary = self.sniffed > 0 && self.odd_bytes * 100 > self.sniffed;
+        let engine = match self.opts.engine {
+            Some(e) => e.name().to_string(),
+            None => self
+                .stats_by_engine
+                .iter()
+                .max_by_key(|(e, n)| (**n, std::cmp::Reverse(**e)))
+                .filter(|(_, n)| **n > 0)
+                .map(|(e, _)| e.name().to_string())
+                .unwrap_or_else(|| "unknown".to_string()),
+        };
+        let f = self.timeline.finish();
+        let mut report = Report {
+            schema_version: SCHEMA_VERSION,
+            engine,
+            input,
+            span_seconds: f.span_s,
+            busy_seconds: f.busy_s,
+            idle_seconds: f.idle_s,
+            first_timestamp: f.first_timestamp,
+            last_timestamp: f.last_timestamp,
+            config: f.config,
+            summary: f.summary,
+            sources: f.sources,
+            events: f.events,
+            timeline: f.timeline,
+            diagnosis: None,
+            what_if: None,
+            reconciliation: None,
+        };
+        if !self.opts.no_diagnosis {
+            report.diagnosis = crate::diagnose::diagnose(&report);
+        }
+        report
+    }
+}
+
+/// Analyse a whole buffer at once.
+pub fn analyze(bytes: &[u8], opts: Options) -> Report {
+    let mut a = Analyzer::new(opts);
+    a.feed(bytes);
+    a.finish()
+}

@@ -1,0 +1,69 @@
+//! Engine parsers: each turns one cleaned physical line into records.
+
+pub mod common;
+pub mod prefix;
+pub mod sglang;
+
+use crate::model::Record;
+
+/// Which server wrote the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Engine {
+    Sglang,
+    Vllm,
+}
+
+impl Engine {
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Sglang => "sglang",
+            Engine::Vllm => "vllm",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Engine> {
+        match s.to_ascii_lowercase().as_str() {
+            "sglang" => Some(Engine::Sglang),
+            "vllm" => Some(Engine::Vllm),
+            _ => None,
+        }
+    }
+
+    /// Engines tried on every line when none is forced.
+    pub const ALL: &'static [Engine] = &[Engine::Sglang];
+}
+
+/// What a parser made of a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Not this engine's line.
+    NotMine,
+    /// `full` stats records read in full and `damaged` ones read in part.
+    Stats { full: u32, damaged: u32 },
+    /// A known line that is not a stats line; the label names its kind.
+    Other(&'static str),
+    /// A stats line that stops short, as if hard-wrapped: worth joining with the next line.
+    Incomplete,
+}
+
+/// A parser for one engine's log lines. State (e.g. de-duplication of lines
+/// every rank prints) lives inside it.
+pub trait LineParser {
+    fn engine(&self) -> Engine;
+    /// Parses one physical line (ANSI codes already removed). Records go to `out`.
+    /// `last_chance` is set when the line cannot be joined with a next one, so an
+    /// incomplete stats line must be read as damaged instead.
+    fn parse(&mut self, line: &[u8], no: u64, last_chance: bool, out: &mut Vec<Record>) -> Outcome;
+    /// Whether a line starts like a fresh log record (so it is not a wrapped tail).
+    fn starts_record(&self, line: &[u8]) -> bool {
+        prefix::starts_like_record(line)
+    }
+}
+
+pub fn parser_for(engine: Engine) -> Box<dyn LineParser> {
+    match engine {
+        Engine::Sglang => Box::new(sglang::SglangParser::default()),
+        // vLLM arrives with its own module; until then SGLang stands in.
+        Engine::Vllm => Box::new(sglang::SglangParser::default()),
+    }
+}

@@ -1,0 +1,661 @@
+//! SGLang scheduler lines, every variant since 2024 (see docs/formats in README).
+//!
+//! Fields are read as `key: value` pairs split on `, ` (`. ` for the oldest
+//! `new fill batch`), never by position: versions add, drop and reorder them.
+
+use memchr::memmem;
+
+use super::prefix::last_stamp;
+use super::{Engine, LineParser, Outcome};
+use crate::config::{py_str, python_pairs};
+use crate::fields::{boolean, float, fraction_or_percent, trim, uint, uint32};
+use crate::model::{ConfigItem, Event, EventKind, Record, Sample, SampleKind};
+use crate::time::Stamp;
+
+/// Records found in one line; more than one only when newlines went missing.
+const MAX_RECORDS_PER_LINE: usize = 64;
+
+pub struct SglangParser {
+    batch: memmem::Finder<'static>,
+    /// Recent retraction lines, to count once what every TP rank prints.
+    recent_events: Vec<(String, i64, u64)>,
+}
+
+impl Default for SglangParser {
+    fn default() -> Self {
+        SglangParser {
+            batch: memmem::Finder::new(b"batch"),
+            recent_events: Vec::new(),
+        }
+    }
+}
+
+/// The prefix facts of one record.
+#[derive(Debug, Default, Clone)]
+pub struct PrefixInfo {
+    pub stamp: Option<Stamp>,
+    /// `DP3` when the line carries a DP rank, else empty.
+    pub dp: String,
+    /// Tensor-parallel rank, when printed.
+    pub tp: Option<u32>,
+}
+
+/// Reads timestamp and rank tokens from the text before the message.
+pub fn read_prefix(p: &[u8]) -> PrefixInfo {
+    let mut info = PrefixInfo::default();
+    let tail_from = match last_stamp(p) {
+        Some(f) => {
+            info.stamp = Some(f.stamp);
+            f.end
+        }
+        None => 0,
+    };
+    // Rank tokens follow the time inside the same bracket: ` DP0 TP0 EP0`, or `[gpu=0]`.
+    let tail = &p[tail_from..];
+    let close = memchr::memchr(b']', tail).unwrap_or(tail.len());
+    for tok in tail[..close].split(|&c| c == b' ' || c == b'[') {
+        if let Some(n) = tok.strip_prefix(b"DP").and_then(uint32) {
+            info.dp = format!("DP{n}");
+        } else if let Some(n) = tok.strip_prefix(b"TP").and_then(uint32) {
+            info.tp = Some(n);
+        }
+    }
+    info
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Header {
+    Decode,
+    Prefill,
+    NewFill,
+}
+
+struct Found {
+    /// Start of the header word ("Decode", "Prefill", "new").
+    start: usize,
+    /// Just after "batch".
+    end: usize,
+    kind: Header,
+}
+
+impl SglangParser {
+    fn headers(&self, line: &[u8]) -> Vec<Found> {
+        let mut v = Vec::new();
+        for pos in self.batch.find_iter(line) {
+            let before = &line[..pos];
+            let (kind, start) = if before.ends_with(b"Decode ") {
+                (Header::Decode, pos - 7)
+            } else if before.ends_with(b"Prefill ") {
+                (Header::Prefill, pos - 8)
+            } else if before.ends_with(b"new fill ") {
+                (Header::NewFill, pos - 9)
+            } else {
+                continue;
+            };
+            let end = pos + 5;
+            let after = &line[end..];
+            let ok = after.starts_with(b". ")
+                || after.starts_with(b", ")
+                || after.starts_with(b" [")
+                || after.starts_with(b"(mixed")
+                || after == b"."
+                || after == b",";
+            if ok {
+                v.push(Found { start, end, kind });
+                if v.len() >= MAX_RECORDS_PER_LINE {
+                    break;
+                }
+            }
+        }
+        v
+    }
+
+    fn parse_stats(
+        &mut self,
+        line: &[u8],
+        no: u64,
+        last_chance: bool,
+        out: &mut Vec<Record>,
+    ) -> Option<Outcome> {
+        let hs = self.headers(line);
+        if hs.is_empty() {
+            return None;
+        }
+        let mut full = 0;
+        let mut damaged = 0;
+        let mut seg_start = 0;
+        for (k, h) in hs.iter().enumerate() {
+            let body_end = match hs.get(k + 1) {
+                Some(next) => cut_before_prefix(line, h.end, next.start),
+                None => line.len(),
+            };
+            let prefix = read_prefix(&line[seg_start..h.start]);
+            let body = &line[h.end..body_end];
+            let is_last = k + 1 == hs.len();
+            let (sample, complete, truncated) = read_body(h.kind, body, no, &prefix);
+            if !complete && truncated && is_last && hs.len() == 1 && !last_chance {
+                return Some(Outcome::Incomplete);
+            }
+            if complete {
+                full += 1;
+            } else {
+                damaged += 1;
+            }
+            let mut s = sample;
+            s.damaged = !complete;
+            out.push(Record::Sample(s));
+            seg_start = body_end;
+        }
+        Some(Outcome::Stats { full, damaged })
+    }
+
+    fn parse_retraction(&mut self, line: &[u8], no: u64, out: &mut Vec<Record>) -> Option<Outcome> {
+        let at = memmem::find(line, b"Retract requests")
+            .or_else(|| memmem::find(line, b"Decode out of memory happened"))?;
+        let prefix = read_prefix(&line[..at]);
+        let msg = &line[at..];
+        let requests = memmem::find(msg, b"#retracted_reqs: ").and_then(|i| {
+            let v = &msg[i + 17..];
+            let e = v
+                .iter()
+                .position(|c| !c.is_ascii_digit())
+                .unwrap_or(v.len());
+            uint32(&v[..e])
+        });
+        // Every TP rank prints the same retraction; count it once per DP group.
+        let sec = prefix.stamp.map(|s| s.second_of_day as i64).unwrap_or(-1);
+        let h = hash(msg);
+        let key = (prefix.dp.clone(), sec, h);
+        if self.recent_events.contains(&key) && prefix.tp.is_some_and(|t| t != 0) {
+            return Some(Outcome::Other("retraction_other_rank"));
+        }
+        if prefix.tp.is_some_and(|t| t != 0) && prefix.dp.is_empty() {
+            // A non-zero TP rank without DP repeats what TP0 says.
+            self.remember(key);
+            return Some(Outcome::Other("retraction_other_rank"));
+        }
+        self.remember(key);
+        out.push(Record::Event(Event {
+            line: no,
+            stamp: prefix.stamp,
+            clock_s: None,
+            source: prefix.dp,
+            kind: EventKind::Retraction { requests },
+        }));
+        Some(Outcome::Other("retraction"))
+    }
+
+    fn remember(&mut self, key: (String, i64, u64)) {
+        if self.recent_events.len() >= 32 {
+            self.recent_events.remove(0);
+        }
+        self.recent_events.push(key);
+    }
+
+    fn parse_other_events(
+        &mut self,
+        line: &[u8],
+        no: u64,
+        out: &mut Vec<Record>,
+    ) -> Option<Outcome> {
+        let (kind, label) = if memmem::find(line, b"out of memory. Try to lower").is_some()
+            || memmem::find(line, b"Prefill out of memory").is_some()
+        {
+            (EventKind::OutOfMemory, "out_of_memory")
+        } else if memmem::find(line, b"Scheduler hit an exception").is_some()
+            || memmem::find(line, b"Received sigquit from a child").is_some()
+            || memmem::find(line, b"watchdog timeout (self.watchdog_timeout").is_some()
+            || memmem::find(line, b"Watchdog timeout (self.watchdog_timeout").is_some()
+        {
+            (EventKind::Crash, "crash")
+        } else {
+            return None;
+        };
+        let prefix = read_prefix(&line[..line.len().min(80)]);
+        if prefix.tp.is_some_and(|t| t != 0) && prefix.dp.is_empty() {
+            return Some(Outcome::Other(label));
+        }
+        out.push(Record::Event(Event {
+            line: no,
+            stamp: prefix.stamp,
+            clock_s: None,
+            source: prefix.dp,
+            kind,
+        }));
+        Some(Outcome::Other(label))
+    }
+}
+
+fn hash(b: &[u8]) -> u64 {
+    // FNV-1a: tiny and deterministic; only used to spot repeated lines.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &c in b {
+        h ^= c as u64;
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    h
+}
+
+/// Where the next record's prefix begins, so a glued record's body stops there.
+fn cut_before_prefix(line: &[u8], body_start: usize, next_header: usize) -> usize {
+    let lo = body_start.max(next_header.saturating_sub(96));
+    match memchr::memrchr(b'[', &line[lo..next_header]) {
+        Some(i) => lo + i,
+        None => next_header,
+    }
+}
+
+/// Reads a record body into a sample. Returns (sample, read in full, ends cut short).
+fn read_body(kind: Header, body: &[u8], no: u64, prefix: &PrefixInfo) -> (Sample, bool, bool) {
+    let mut s = Sample {
+        line: no,
+        source: prefix.dp.clone(),
+        stamp: prefix.stamp,
+        kind: Some(match kind {
+            Header::Decode => SampleKind::Decode,
+            _ => SampleKind::Prefill,
+        }),
+        ..Sample::default()
+    };
+    let mut b = body;
+    // " [123]" iteration number.
+    if b.starts_with(b" [") {
+        if let Some(e) = memchr::memchr(b']', b) {
+            b = &b[e + 1..];
+        }
+    }
+    // Pre-0.3.6 mixed chunk: "(mixed #running-req: N)".
+    if let Some(rest) = b.strip_prefix(b"(mixed #running-req: ") {
+        if let Some(e) = memchr::memchr(b')', rest) {
+            s.running = uint32(&rest[..e]);
+            b = &rest[e + 1..];
+        }
+    }
+    let b = match b.first() {
+        Some(b'.') | Some(b',') => &b[1..],
+        _ => b,
+    };
+    let sep: &[u8] = if kind == Header::NewFill {
+        b". "
+    } else {
+        b", "
+    };
+    let mut ok = true;
+    let mut cut_short = false;
+    let trimmed = trim(b);
+    let trimmed = trimmed.strip_suffix(b",").unwrap_or(trimmed);
+    let mut segs = memmem::find_iter(trimmed, sep).peekable();
+    let mut from = 0;
+    loop {
+        let (seg, last) = match segs.next() {
+            Some(i) => {
+                let seg = &trimmed[from..i];
+                from = i + sep.len();
+                (seg, false)
+            }
+            None => (&trimmed[from..], true),
+        };
+        let seg = trim(seg);
+        if !seg.is_empty() {
+            match memmem::find(seg, b": ") {
+                Some(c) => {
+                    let key = &seg[..c];
+                    let val = trim(&seg[c + 2..]);
+                    if !apply_field(&mut s, key, val) {
+                        ok = false;
+                        if last {
+                            cut_short = true;
+                        }
+                    }
+                }
+                // `full=12, swa=34` continuation of the 0.4.9 hybrid usage block.
+                None if memchr::memchr(b'=', seg).is_some() && !last => {}
+                None => {
+                    ok = false;
+                    if last {
+                        cut_short = true;
+                    }
+                }
+            }
+        }
+        if last {
+            break;
+        }
+    }
+    let required = match kind {
+        Header::Decode => s.running.is_some() && s.gen_tok_s.is_some(),
+        Header::Prefill | Header::NewFill => {
+            (s.new_seqs.is_some() || s.prefill_tokens.is_some())
+                && (s.running.is_some() || s.queued.is_some())
+        }
+    };
+    if !required {
+        ok = false;
+        cut_short = true;
+    }
+    (s, ok, cut_short)
+}
+
+/// Sets the sample field a key names. Returns false when the value cannot be read.
+fn apply_field(s: &mut Sample, key: &[u8], val: &[u8]) -> bool {
+    // Hybrid 0.4.9 blocks print `full=N` / `full=F`.
+    let val = val.strip_prefix(b"full=").unwrap_or(val);
+    macro_rules! set {
+        ($field:ident, $parse:expr) => {{
+            match $parse(val) {
+                Some(v) => {
+                    s.$field = Some(v);
+                    true
+                }
+                None => false,
+            }
+        }};
+    }
+    match key {
+        b"#running-req" | b"#running_req" => set!(running, uint32),
+        b"#queue-req" | b"#remaining_req" => set!(queued, uint32),
+        b"#token" | b"#full token" => set!(kv_tokens, uint),
+        b"token usage" | b"full token usage" => set!(kv_usage, fraction_or_percent),
+        b"gen throughput (token/s)" => set!(gen_tok_s, float),
+        b"input throughput (token/s)" => set!(input_tok_s, float),
+        b"#new-seq" | b"#seq" => set!(new_seqs, uint32),
+        b"#new-token" | b"#new_token" => set!(prefill_tokens, uint),
+        b"#cached-token" | b"#cached_token" => set!(cached_tokens, uint),
+        b"cache hit rate" | b"tree_cache_hit_rate" => set!(prefix_hit, fraction_or_percent),
+        b"#pending-token" => set!(pending_tokens, uint),
+        b"accept len" => set!(accept_len, float),
+        b"cuda graph" | b"cpu graph" | b"npu graph" | b"musa graph" => set!(graph, boolean),
+        b"#retracted-req" => set!(preempted, uint32),
+        // A field we do not use: fine as long as it reads as a value.
+        _ => is_value(val),
+    }
+}
+
+fn is_value(v: &[u8]) -> bool {
+    !v.is_empty() && (fraction_or_percent(v).is_some() || boolean(v).is_some() || v.contains(&b'='))
+}
+
+/// Config items from startup lines.
+fn parse_config(line: &[u8], no: u64, out: &mut Vec<Record>) -> Option<Outcome> {
+    let mut items = Vec::new();
+    if let Some(i) = memmem::find(line, b"server_args=") {
+        for (k, v) in python_pairs(&line[i + 12..]) {
+            server_arg(k, v, &mut items);
+        }
+    } else if let Some(i) = memmem::find(line, b"max_total_num_tokens=") {
+        for part in line[i..].split(|&c| c == b',') {
+            let part = trim(part);
+            let Some(eq) = memchr::memchr(b'=', part) else {
+                continue;
+            };
+            let (k, v) = (&part[..eq], &part[eq + 1..]);
+            let num = v.split(|&c| c == b' ').next().unwrap_or(v);
+            match k {
+                b"max_total_num_tokens" => {
+                    items.extend(uint(num).map(ConfigItem::KvCapacityTokens))
+                }
+                b"chunked_prefill_size" => {
+                    items.extend(float(num).map(|v| ConfigItem::ChunkedPrefillSize(v as i64)))
+                }
+                b"max_prefill_tokens" => items.extend(uint(num).map(ConfigItem::MaxPrefillTokens)),
+                b"max_running_requests" => {
+                    items.extend(uint(num).map(ConfigItem::MaxRunningRequests))
+                }
+                b"context_len" => items.extend(uint(num).map(ConfigItem::ContextLength)),
+                b"available_gpu_mem" => items.extend(float(num).map(ConfigItem::AvailableGpuMemGb)),
+                _ => {}
+            }
+        }
+    } else if let Some(i) = memmem::find(line, b"KV Cache is allocated.") {
+        let rest = &line[i + 22..];
+        let mut gb = 0.0;
+        for part in rest.split(|&c| c == b',') {
+            let part = trim(part);
+            let Some(c) = memmem::find(part, b": ") else {
+                continue;
+            };
+            let (k, v) = (&part[..c], trim(&part[c + 2..]));
+            let num = v.split(|&c| c == b' ').next().unwrap_or(v);
+            match k {
+                b"#tokens" => items.extend(uint(num).map(ConfigItem::KvCapacityTokens)),
+                b"dtype" => items.push(ConfigItem::KvCacheDtype(
+                    String::from_utf8_lossy(v.strip_prefix(b"torch.").unwrap_or(v)).into_owned(),
+                )),
+                b"K size" | b"V size" | b"KV size" => gb += float(num).unwrap_or(0.0),
+                _ => {}
+            }
+        }
+        if gb > 0.0 {
+            items.push(ConfigItem::KvCacheGb(crate::round::dec(gb, 2)));
+        }
+    } else if memmem::find(line, b"hierarchical KV").is_some() {
+        items.push(ConfigItem::HierarchicalCache(true));
+    } else {
+        return None;
+    }
+    out.push(Record::Config { line: no, items });
+    Some(Outcome::Other("startup"))
+}
+
+fn server_arg(k: &[u8], v: &[u8], items: &mut Vec<ConfigItem>) {
+    let f = || float(v);
+    let u = || uint(v);
+    let s = || py_str(v);
+    let b = || boolean(v);
+    match k {
+        b"model_path" => items.extend(s().map(ConfigItem::Model)),
+        b"mem_fraction_static" => items.extend(f().map(ConfigItem::MemFractionStatic)),
+        b"max_running_requests" => items.extend(u().map(ConfigItem::MaxRunningRequests)),
+        b"max_total_tokens" => items.extend(u().map(ConfigItem::KvCapacityTokens)),
+        b"chunked_prefill_size" => {
+            items.extend(f().map(|v| ConfigItem::ChunkedPrefillSize(v as i64)))
+        }
+        b"max_prefill_tokens" => items.extend(u().map(ConfigItem::MaxPrefillTokens)),
+        b"schedule_policy" => items.extend(s().map(ConfigItem::SchedulePolicy)),
+        b"schedule_conservativeness" => items.extend(f().map(ConfigItem::ScheduleConservativeness)),
+        b"tp_size" => items.extend(u().map(ConfigItem::TensorParallel)),
+        b"dp_size" => items.extend(u().map(ConfigItem::DataParallel)),
+        b"pp_size" => items.extend(u().map(ConfigItem::PipelineParallel)),
+        b"kv_cache_dtype" => items.extend(s().map(ConfigItem::KvCacheDtype)),
+        b"enable_hierarchical_cache" => items.extend(b().map(ConfigItem::HierarchicalCache)),
+        b"hicache_size" => items.extend(f().map(ConfigItem::HicacheSizeGb)),
+        b"hicache_ratio" => items.extend(f().map(ConfigItem::HicacheRatio)),
+        b"speculative_algorithm" => items.extend(s().map(ConfigItem::SpeculativeAlgorithm)),
+        b"cuda_graph_max_bs" => items.extend(u().map(ConfigItem::CudaGraphMaxBs)),
+        b"disaggregation_mode" => items.extend(s().map(ConfigItem::DisaggregationMode)),
+        b"context_length" => items.extend(u().map(ConfigItem::ContextLength)),
+        _ => {}
+    }
+}
+
+fn other_known(line: &[u8]) -> Option<&'static str> {
+    const STARTUP: [&[u8]; 10] = [
+        b"Load weight",
+        b"Memory pool end",
+        b"graph end",
+        b"graph begin",
+        b"fired up and ready to roll",
+        b"Init torch distributed",
+        b"Capture cuda graph",
+        b"Using KV cache dtype",
+        b"Start of prefill",
+        b"init_distributed",
+    ];
+    if STARTUP.iter().any(|p| memmem::find(line, p).is_some()) {
+        return Some("startup");
+    }
+    const HICACHE: [&[u8]; 3] = [b"Prefetch operation", b"Backup to storage", b"HiCache"];
+    if HICACHE.iter().any(|p| memmem::find(line, p).is_some()) {
+        return Some("hicache");
+    }
+    if memmem::find(line, b"Receive: obj=").is_some()
+        || memmem::find(line, b"Finish: obj=").is_some()
+    {
+        return Some("request_log");
+    }
+    None
+}
+
+impl LineParser for SglangParser {
+    fn engine(&self) -> Engine {
+        Engine::Sglang
+    }
+
+    fn parse(&mut self, line: &[u8], no: u64, last_chance: bool, out: &mut Vec<Record>) -> Outcome {
+        if let Some(o) = self.parse_stats(line, no, last_chance, out) {
+            return o;
+        }
+        if let Some(o) = self.parse_retraction(line, no, out) {
+            return o;
+        }
+        if let Some(o) = self.parse_other_events(line, no, out) {
+            return o;
+        }
+        if let Some(o) = parse_config(line, no, out) {
+            return o;
+        }
+        match other_known(line) {
+            Some(k) => Outcome::Other(k),
+            None => Outcome::NotMine,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(line: &str) -> (Outcome, Vec<Record>) {
+        let mut p = SglangParser::default();
+        let mut out = Vec::new();
+        let o = p.parse(line.as_bytes(), 7, true, &mut out);
+        (o, out)
+    }
+
+    fn sample(line: &str) -> Sample {
+        match one(line).1.into_iter().next() {
+            Some(Record::Sample(s)) => s,
+            other => panic!("no sample: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn seed_story_decode_line() {
+        let s = sample("[2026-02-24 10:55:32 TP0] Decode batch, #running-req: 56, #token: 81290, token usage: 0.70, cuda graph: True, gen throughput (token/s): 888.95, #queue-req: 94");
+        assert_eq!(s.running, Some(56));
+        assert_eq!(s.queued, Some(94));
+        assert_eq!(s.kv_tokens, Some(81290));
+        assert_eq!(s.kv_usage, Some(0.70));
+        assert_eq!(s.gen_tok_s, Some(888.95));
+        assert_eq!(s.graph, Some(true));
+        assert_eq!(s.kind, Some(SampleKind::Decode));
+        assert!(!s.damaged);
+    }
+
+    #[test]
+    fn every_header_variant_is_read() {
+        for l in [
+            "[2025-03-14 02:16:14 TP0] Decode batch. #running-req: 509, #token: 180776, token usage: 0.43, gen throughput (token/s): 7897.87, largest-len: 0, #queue-req: 0, ",
+            "[2026-02-24 10:55:32 TP0] Decode batch [1234], #running-req: 1, #token: 2, token usage: 0.01, gen throughput (token/s): 3.5, #queue-req: 0",
+            "Decode batch. #running-req: 233, #token: 370959, token usage: 0.82, cuda graph: True, gen throughput (token/s): 4594.01, #queue-req: 317",
+            "[gpu=0] Decode batch. #running-req: 381, #token: 344397, token usage: 0.96, gen throughput (token/s): 93.97, #queue-req: 1549",
+        ] {
+            let s = sample(l);
+            assert!(!s.damaged, "{l}");
+            assert!(s.running.is_some() && s.gen_tok_s.is_some());
+        }
+        let s = sample("new fill batch. #seq: 1. #cached_token: 330. #new_token: 2172. #remaining_req: 57. #running_req: 9. tree_cache_hit_rate: 69.16%");
+        assert_eq!(
+            (
+                s.new_seqs,
+                s.cached_tokens,
+                s.prefill_tokens,
+                s.queued,
+                s.running
+            ),
+            (Some(1), Some(330), Some(2172), Some(57), Some(9))
+        );
+        assert_eq!(s.prefix_hit, Some(0.6916));
+        assert!(!s.damaged);
+    }
+
+    #[test]
+    fn dp_rank_is_the_source_and_swa_blocks_read() {
+        let s = sample("[2026-05-24 03:51:45 DP3 TP3 EP3] Decode batch, #running-req: 4, #full token: 2642688, full token usage: 1.00, #swa token: 14592, swa token usage: 0.06, cuda graph: True, gen throughput (token/s): 429.52, #queue-req: 3");
+        assert_eq!(s.source, "DP3");
+        assert_eq!(s.kv_tokens, Some(2642688));
+        assert_eq!(s.kv_usage, Some(1.0));
+        let s = sample("[2025-07-01 00:00:00 TP0] Decode batch. #running-req: 3, #token: full=100, swa=50, token usage: full=0.50, swa=0.20, cuda graph: True, gen throughput (token/s): 10.00, #queue-req: 0");
+        assert_eq!(
+            (s.kv_tokens, s.kv_usage, s.damaged),
+            (Some(100), Some(0.5), false)
+        );
+    }
+
+    #[test]
+    fn column_truncated_lines_are_damaged_but_keep_clean_fields() {
+        let (o, r) = one("[2026-05-28 02:59:59 TP0] Decode batch, #running-req: 45, #token: 44672, token usaccept rate: 0.32, npu graph: False, gen throughput (token/s): 863.65, #queue-req");
+        assert_eq!(
+            o,
+            Outcome::Stats {
+                full: 0,
+                damaged: 1
+            }
+        );
+        let Record::Sample(s) = &r[0] else { panic!() };
+        assert!(s.damaged);
+        assert_eq!(s.running, Some(45));
+        assert_eq!(s.queued, None);
+    }
+
+    #[test]
+    fn glued_records_are_split() {
+        let (o, r) = one("[2026-01-01 00:00:01 TP0] Decode batch, #running-req: 5, #token: 9, token usage: 0.10, gen throughput (token/s): 10.00, #queue-req: 0[2026-01-01 00:00:02 TP0] Decode batch, #running-req: 6, #token: 9, token usage: 0.10, gen throughput (token/s): 11.00, #queue-req: 1");
+        assert_eq!(
+            o,
+            Outcome::Stats {
+                full: 2,
+                damaged: 0
+            }
+        );
+        assert_eq!(r.len(), 2);
+    }
+
+    #[test]
+    fn retraction_printed_by_every_tp_rank_counts_once() {
+        let mut p = SglangParser::default();
+        let mut out = Vec::new();
+        for tp in [0, 5, 7] {
+            p.parse(
+                format!("[2025-01-06 02:58:44 TP{tp}] Decode out of memory happened. #retracted_reqs: 1, #new_token_ratio: 0.0980 -> 0.9446").as_bytes(),
+                1,
+                true,
+                &mut out,
+            );
+        }
+        let events = out.iter().filter(|r| matches!(r, Record::Event(_))).count();
+        assert_eq!(events, 1);
+    }
+
+    #[test]
+    fn startup_capacity_lines() {
+        let (_, r) = one("[2025-08-11 17:17:03] max_total_num_tokens=665690, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=4096, context_len=65536, available_gpu_mem=13.50 GB");
+        let Record::Config { items, .. } = &r[0] else {
+            panic!()
+        };
+        assert!(items.contains(&ConfigItem::KvCapacityTokens(665690)));
+        assert!(items.contains(&ConfigItem::AvailableGpuMemGb(13.5)));
+        let (_, r) = one("[2026-07-01 15:19:55 TP10] KV Cache is allocated. dtype: torch.float8_e4m3fn, #tokens: 387968, K size: 5.92 GB, V size: 5.92 GB");
+        let Record::Config { items, .. } = &r[0] else {
+            panic!()
+        };
+        assert!(items.contains(&ConfigItem::KvCacheDtype("float8_e4m3fn".into())));
+        assert!(items.contains(&ConfigItem::KvCapacityTokens(387968)));
+        let (_, r) = one("[2026-10-30 09:00:00] server_args={'model_path': 'x', 'tp_size': 2, 'mem_fraction_static': 0.88, 'max_running_requests': None}");
+        let Record::Config { items, .. } = &r[0] else {
+            panic!()
+        };
+        assert!(items.contains(&ConfigItem::MemFractionStatic(0.88)));
+        assert!(items.contains(&ConfigItem::TensorParallel(2)));
+    }
+}

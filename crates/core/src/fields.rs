@@ -1,0 +1,129 @@
+//! Small, allocation-free helpers for reading values out of log text.
+
+/// Parses an unsigned integer that may carry thousands separators (`1,234,560`).
+pub fn uint(b: &[u8]) -> Option<u64> {
+    let b = trim(b);
+    if b.is_empty() {
+        return None;
+    }
+    let mut v: u64 = 0;
+    let mut digits = 0;
+    for &c in b {
+        match c {
+            b'0'..=b'9' => {
+                v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
+                digits += 1;
+            }
+            b',' | b'_' if digits > 0 => {}
+            _ => return None,
+        }
+    }
+    (digits > 0).then_some(v)
+}
+
+pub fn uint32(b: &[u8]) -> Option<u32> {
+    uint(b).and_then(|v| u32::try_from(v).ok())
+}
+
+/// Parses a finite decimal number; `nan`, `inf` and anything else give `None`.
+pub fn float(b: &[u8]) -> Option<f64> {
+    let b = trim(b);
+    if b.is_empty() || b.len() > 40 {
+        return None;
+    }
+    // Reject words like "nan"/"inf" cheaply: a number starts with a digit, sign or point.
+    if !matches!(b[0], b'0'..=b'9' | b'-' | b'+' | b'.') {
+        return None;
+    }
+    let s = std::str::from_utf8(b).ok()?;
+    let v: f64 = s.parse().ok()?;
+    v.is_finite().then_some(v)
+}
+
+/// A value that may end in `%`: returned as a fraction when it does.
+pub fn fraction_or_percent(b: &[u8]) -> Option<f64> {
+    let b = trim(b);
+    match b.split_last() {
+        Some((b'%', head)) => float(head).map(|v| v / 100.0),
+        _ => float(b),
+    }
+}
+
+/// Percent text (`91.2%` or `91.2`) as a fraction.
+pub fn percent(b: &[u8]) -> Option<f64> {
+    let b = trim(b);
+    let b = b.strip_suffix(b"%").unwrap_or(b);
+    float(b).map(|v| v / 100.0)
+}
+
+pub fn boolean(b: &[u8]) -> Option<bool> {
+    match trim(b) {
+        b"True" | b"true" => Some(true),
+        b"False" | b"false" => Some(false),
+        _ => None,
+    }
+}
+
+pub fn trim(mut b: &[u8]) -> &[u8] {
+    while let [first, rest @ ..] = b {
+        if first.is_ascii_whitespace() {
+            b = rest;
+        } else {
+            break;
+        }
+    }
+    while let [rest @ .., last] = b {
+        if last.is_ascii_whitespace() {
+            b = rest;
+        } else {
+            break;
+        }
+    }
+    b
+}
+
+/// Reads leading digits at `b[i..]`; returns the value and the index after them.
+pub fn digits_at(b: &[u8], i: usize, max_len: usize) -> Option<(u32, usize)> {
+    let mut v: u32 = 0;
+    let mut j = i;
+    while j < b.len() && j - i < max_len && b[j].is_ascii_digit() {
+        v = v * 10 + (b[j] - b'0') as u32;
+        j += 1;
+    }
+    (j > i).then_some((v, j))
+}
+
+/// The first `n` characters of a line, decoded lossily, for examples in reports.
+pub fn excerpt(b: &[u8], n: usize) -> String {
+    let s = String::from_utf8_lossy(b);
+    let mut out: String = s
+        .chars()
+        .filter(|c| !c.is_control() || *c == '\t')
+        .take(n)
+        .collect();
+    if s.chars().count() > n {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_parse_strictly() {
+        assert_eq!(uint(b"116171"), Some(116171));
+        assert_eq!(uint(b"1,234,560"), Some(1_234_560));
+        assert_eq!(uint(b"12a"), None);
+        assert_eq!(uint(b""), None);
+        assert_eq!(uint(b"99999999999999999999999"), None);
+        assert_eq!(float(b" 888.95 "), Some(888.95));
+        assert_eq!(float(b"nan"), None);
+        assert_eq!(float(b"86"), Some(86.0));
+        assert_eq!(fraction_or_percent(b"69.16%"), Some(0.6916));
+        assert_eq!(fraction_or_percent(b"0.70"), Some(0.70));
+        assert_eq!(percent(b"91.2%"), Some(0.912));
+        assert_eq!(boolean(b"True"), Some(true));
+    }
+}

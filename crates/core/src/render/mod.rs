@@ -1,0 +1,74 @@
+//! Reports as text for a terminal and as Markdown for an issue or ticket.
+
+mod markdown;
+mod text;
+
+pub use markdown::markdown;
+pub use text::text;
+
+use crate::report::{Distribution, Report};
+
+/// Thousands-grouped integer or short float, for people.
+pub fn num(v: f64) -> String {
+    if !v.is_finite() {
+        return "n/a".into();
+    }
+    let a = v.abs();
+    if a >= 1000.0 || (v.fract() == 0.0 && a >= 1.0) {
+        let r = v.round() as i64;
+        let s = r.abs().to_string();
+        let mut out = String::new();
+        for (i, c) in s.chars().enumerate() {
+            if i > 0 && (s.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        if r < 0 {
+            out.insert(0, '-');
+        }
+        out
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+pub fn pct(frac: f64) -> String {
+    format!("{:.0}%", frac * 100.0)
+}
+
+pub fn duration(s: f64) -> String {
+    if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.1} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+/// Rows of the summary table: label, distribution, formatter.
+type Fmt = fn(f64) -> String;
+
+pub(crate) fn summary_rows(r: &Report) -> Vec<(&'static str, Distribution, Fmt)> {
+    let s = &r.summary;
+    let mut rows: Vec<(&'static str, Distribution, Fmt)> = Vec::new();
+    if let Some(d) = s.gen_throughput_tok_s {
+        rows.push(("generation tok/s", d, num));
+    }
+    if let Some(d) = s.input_throughput_tok_s {
+        rows.push(("prompt tok/s", d, num));
+    }
+    if let Some(d) = s.running_requests {
+        rows.push(("running requests", d, num));
+    }
+    if let Some(d) = s.queued_requests {
+        rows.push(("queued requests", d, num));
+    }
+    if let Some(d) = s.kv_usage {
+        rows.push(("KV cache usage", d, pct));
+    }
+    rows
+}

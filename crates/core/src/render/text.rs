@@ -1,0 +1,171 @@
+use std::fmt::Write;
+
+use super::{duration, num, summary_rows};
+use crate::report::Report;
+
+struct Style {
+    on: bool,
+}
+
+impl Style {
+    fn paint(&self, code: &str, s: &str) -> String {
+        if self.on {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+    fn bold(&self, s: &str) -> String {
+        self.paint("1", s)
+    }
+    fn dim(&self, s: &str) -> String {
+        self.paint("2", s)
+    }
+    fn accent(&self, s: &str) -> String {
+        self.paint("1;36", s)
+    }
+}
+
+/// The report for a terminal: verdict, evidence, what to change, then the facts.
+pub fn text(r: &Report, color: bool) -> String {
+    let st = Style { on: color };
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{} {} log, {} lines, {} stats lines over {}",
+        st.accent("batchlens:"),
+        r.engine,
+        num(r.input.lines as f64),
+        num(r.input.stat_lines as f64),
+        duration(r.span_seconds)
+    );
+    if let Some(d) = &r.diagnosis {
+        let p = &d.primary;
+        let _ = writeln!(o);
+        let _ = writeln!(o, "{} {}", st.bold("Verdict:"), p.headline);
+        let _ = writeln!(
+            o,
+            "{}",
+            st.dim(&format!(
+                "  ({}, confidence {:.0}%)",
+                kind_name(p.kind),
+                p.confidence * 100.0
+            ))
+        );
+        if !p.evidence.is_empty() {
+            let _ = writeln!(o, "\n{}", st.bold("Evidence"));
+            for e in &p.evidence {
+                let _ = writeln!(o, "  - {}{}", e.statement, lines_ref(&e.lines));
+            }
+        }
+        if !p.actions.is_empty() {
+            let _ = writeln!(o, "\n{}", st.bold("What to change"));
+            for (i, a) in p.actions.iter().enumerate() {
+                let _ = writeln!(o, "  {}. {}", i + 1, st.accent(&a.flag));
+                let _ = writeln!(o, "     {}", a.why);
+                if !a.effect.is_empty() {
+                    let _ = writeln!(o, "     Expected: {}", a.effect);
+                }
+            }
+        }
+        for f in d.findings.iter().skip(1) {
+            let _ = writeln!(o, "\n{} {}", st.bold("Also:"), f.headline);
+            for e in f.evidence.iter().take(2) {
+                let _ = writeln!(o, "  - {}{}", e.statement, lines_ref(&e.lines));
+            }
+            for a in f.actions.iter().take(2) {
+                let _ = writeln!(o, "  → {}: {}", st.accent(&a.flag), a.why);
+            }
+        }
+    }
+    let rows = summary_rows(r);
+    if !rows.is_empty() {
+        let _ = writeln!(o, "\n{}", st.bold("Figures (all ranks combined)"));
+        let _ = writeln!(
+            o,
+            "  {:<20} {:>10} {:>10} {:>10} {:>10}",
+            "", "mean", "p50", "p90", "max"
+        );
+        for (label, d, f) in rows {
+            let _ = writeln!(
+                o,
+                "  {:<20} {:>10} {:>10} {:>10} {:>10}",
+                label,
+                f(d.mean),
+                f(d.p50),
+                f(d.p90),
+                f(d.max)
+            );
+        }
+    }
+    let _ = writeln!(
+        o,
+        "  busy {} · idle {} · retractions/preemptions {}",
+        duration(r.busy_seconds),
+        duration(r.idle_seconds),
+        r.summary.retractions
+    );
+    let c = &r.config;
+    let mut cfg = Vec::new();
+    if let Some(v) = c.kv_capacity_tokens {
+        cfg.push(format!("KV pool {} tokens", num(v as f64)));
+    }
+    if let Some(v) = c.max_running_requests {
+        cfg.push(format!("max running {}", num(v as f64)));
+    }
+    if let Some(v) = c.mem_fraction_static {
+        cfg.push(format!("mem_fraction_static {v}"));
+    }
+    if let Some(v) = c.gpu_memory_utilization {
+        cfg.push(format!("gpu_memory_utilization {v}"));
+    }
+    if let Some(v) = c.chunked_prefill_size {
+        cfg.push(format!("chunked prefill {v}"));
+    }
+    if !cfg.is_empty() {
+        let _ = writeln!(o, "  config: {}", cfg.join(", "));
+    }
+    let i = &r.input;
+    let mut notes = Vec::new();
+    if i.damaged_stat_lines > 0 {
+        notes.push(format!(
+            "{} damaged stats lines read in part",
+            i.damaged_stat_lines
+        ));
+    }
+    if i.unrecognized_lines > 0 {
+        notes.push(format!("{} lines not recognised", i.unrecognized_lines));
+    }
+    if i.joined_wrapped_lines > 0 {
+        notes.push(format!("{} wrapped lines joined", i.joined_wrapped_lines));
+    }
+    if i.glued_records > 0 {
+        notes.push(format!(
+            "{} records split from run-together lines",
+            i.glued_records
+        ));
+    }
+    if !notes.is_empty() {
+        let _ = writeln!(o, "  {}", st.dim(&format!("input: {}", notes.join("; "))));
+    }
+    o
+}
+
+pub(crate) fn lines_ref(lines: &[u64]) -> String {
+    match lines {
+        [] => String::new(),
+        [one] => format!(" (line {one})"),
+        many => format!(
+            " (lines {})",
+            many.iter()
+                .take(4)
+                .map(|l| l.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+pub(crate) fn kind_name(k: crate::diagnose::Kind) -> &'static str {
+    k.as_str()
+}

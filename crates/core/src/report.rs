@@ -1,0 +1,164 @@
+//! The JSON contract: one serde type that the CLI prints and the page reads.
+//!
+//! Field names here are fixed once published: add fields freely, never rename or
+//! drop one; bump [`SCHEMA_VERSION`] when a meaning changes. Fractions are 0..1,
+//! throughput in tokens/s, times in seconds.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+use crate::config::ServerConfig;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Report {
+    pub schema_version: u32,
+    /// `sglang`, `vllm`, or `unknown` when no stats line was recognised.
+    pub engine: String,
+    pub input: InputStats,
+    /// Seconds between the first and the last timestamped stats line.
+    pub span_seconds: f64,
+    /// Seconds with work in flight (running or queued requests).
+    pub busy_seconds: f64,
+    /// Seconds the server sat idle: gaps between stats lines and lines with nothing running or queued.
+    pub idle_seconds: f64,
+    /// Timestamps as the log printed them (first and last stats line).
+    pub first_timestamp: Option<String>,
+    pub last_timestamp: Option<String>,
+    pub config: ServerConfig,
+    pub summary: Summary,
+    /// One entry per rank / engine that printed stats lines.
+    pub sources: Vec<SourceSummary>,
+    pub events: EventSummary,
+    /// Bounded series for charts: at most [`crate::series::MAX_BUCKETS`] points per series.
+    pub timeline: TimelineReport,
+    /// What limits throughput, with evidence and actions.
+    pub diagnosis: Option<crate::diagnose::Diagnosis>,
+    /// Predicted effect of the requested changes (`--what-if`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub what_if: Option<crate::whatif::WhatIf>,
+    /// Server-side versus client-side throughput (`--client…`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reconciliation: Option<crate::reconcile::Reconciliation>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct InputStats {
+    pub bytes: u64,
+    /// Physical lines (a final line without a newline counts).
+    pub lines: u64,
+    /// Stats lines read in full.
+    pub stat_lines: u64,
+    /// Lines that are recognisably stats lines but could not be read in full (cut, spliced, wrapped).
+    pub damaged_stat_lines: u64,
+    /// Known lines that are not stats lines (startup, access log, retraction, progress bars…).
+    pub other_lines: u64,
+    pub unrecognized_lines: u64,
+    /// Stats lines by kind (`decode`, `prefill`, `interval`).
+    pub stat_lines_by_kind: BTreeMap<String, u64>,
+    /// Other lines by kind (`access_log`, `startup`, `retraction`, `progress_bar`, …).
+    pub other_lines_by_kind: BTreeMap<String, u64>,
+    /// Physical lines that held more than one record (missing newlines).
+    pub glued_records: u64,
+    /// Physical lines joined back to the line before them (terminal hard wraps).
+    pub joined_wrapped_lines: u64,
+    /// Lines longer than the parser keeps; their tail was not read.
+    pub overlong_lines: u64,
+    /// Times the log's clock went backwards (rotated or concatenated logs).
+    pub clock_regressions: u64,
+    /// A few unrecognised lines that look like stats lines, so a new format can be reported.
+    pub unrecognized_examples: Vec<LineExample>,
+    /// A few damaged stats lines.
+    pub damaged_examples: Vec<LineExample>,
+    /// Whether the bytes look like text at all.
+    pub looks_binary: bool,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LineExample {
+    pub line: u64,
+    /// The first 120 characters, lossily decoded.
+    pub text: String,
+}
+
+/// mean / p50 / p90 / max of one metric over the stats lines that carry it.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct Distribution {
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub max: f64,
+    /// How many values the figures are drawn from.
+    pub count: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Summary {
+    /// Server-side generation throughput as printed on each decode/interval line (all ranks summed).
+    pub gen_throughput_tok_s: Option<Distribution>,
+    /// Prompt (prefill) throughput per line (all ranks summed).
+    pub input_throughput_tok_s: Option<Distribution>,
+    pub running_requests: Option<Distribution>,
+    pub queued_requests: Option<Distribution>,
+    /// KV usage, 0..1 (mean over ranks).
+    pub kv_usage: Option<Distribution>,
+    pub kv_tokens: Option<Distribution>,
+    /// Tokens generated over the run, estimated as throughput × interval, summed.
+    pub generated_tokens_estimate: f64,
+    /// Generated tokens ÷ busy seconds: the sustained server-side generation rate.
+    pub sustained_gen_tok_s: Option<f64>,
+    /// Prompt tokens computed in prefill batches (when the engine logs them).
+    pub prefill_tokens: u64,
+    pub cached_prompt_tokens: u64,
+    /// Retraction/preemption events (vLLM V0: from the cumulative counter).
+    pub retractions: u64,
+    /// Retracted/preempted requests, where the log gives a count.
+    pub retracted_requests: u64,
+    pub out_of_memory_events: u64,
+    pub restarts: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SourceSummary {
+    pub source: String,
+    pub stat_lines: u64,
+    pub gen_throughput_tok_s_mean: Option<f64>,
+    pub running_requests_mean: Option<f64>,
+    pub queued_requests_mean: Option<f64>,
+    pub kv_usage_mean: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct EventSummary {
+    pub retractions: u64,
+    pub preemptions: u64,
+    pub out_of_memory: u64,
+    pub restarts: u64,
+    pub crashes: u64,
+    pub clock_jumps: u64,
+    /// The first events, in log order (bounded).
+    pub first: Vec<crate::model::Event>,
+}
+
+/// Time-bucketed series of the combined (all ranks) timeline.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct TimelineReport {
+    /// Width of one bucket, seconds.
+    pub bucket_seconds: f64,
+    pub points: Vec<crate::series::Point>,
+    /// Per source (rank / engine) series, when the log has several.
+    pub per_source: Vec<SourceSeries>,
+    /// Silences longer than [`crate::timeline::IDLE_GAP_S`] (the longest few, in log order).
+    pub idle_gaps: Vec<crate::timeline::Gap>,
+    pub idle_gap_count: u64,
+    /// Lines where the queue and the running count peaked.
+    pub max_queued_line: Option<u64>,
+    pub max_running_line: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SourceSeries {
+    pub source: String,
+    pub points: Vec<crate::series::Point>,
+}

@@ -1,0 +1,246 @@
+//! Bounded, time-bucketed series for charts.
+//!
+//! Buckets start one second wide; when the run outgrows [`MAX_BUCKETS`] buckets,
+//! neighbours merge pairwise and the width doubles. Memory stays fixed whatever
+//! the length of the log, and the result does not depend on how input was chunked.
+
+use serde::Serialize;
+
+pub const MAX_BUCKETS: usize = 512;
+
+/// Running sums of one metric inside a bucket.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Acc {
+    sum: f64,
+    n: u32,
+    max: f64,
+}
+
+impl Acc {
+    fn add(&mut self, v: f64) {
+        self.sum += v;
+        if self.n == 0 || v > self.max {
+            self.max = v;
+        }
+        self.n += 1;
+    }
+    fn merge(&mut self, o: &Acc) {
+        if o.n == 0 {
+            return;
+        }
+        if self.n == 0 || o.max > self.max {
+            self.max = o.max;
+        }
+        self.sum += o.sum;
+        self.n += o.n;
+    }
+    fn mean(&self) -> Option<f64> {
+        (self.n > 0).then(|| crate::round::sig(self.sum / self.n as f64))
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Bucket {
+    samples: u32,
+    first_line: u64,
+    running: Acc,
+    queued: Acc,
+    kv_usage: Acc,
+    /// The same three, from prefill lines (used when a log has no decode lines).
+    p_running: Acc,
+    p_queued: Acc,
+    p_kv_usage: Acc,
+    gen: Acc,
+    input: Acc,
+    retractions: u32,
+}
+
+impl Bucket {
+    fn merge(&mut self, o: &Bucket) {
+        if self.samples == 0 && self.retractions == 0 {
+            self.first_line = o.first_line;
+        }
+        self.samples += o.samples;
+        self.running.merge(&o.running);
+        self.queued.merge(&o.queued);
+        self.kv_usage.merge(&o.kv_usage);
+        self.p_running.merge(&o.p_running);
+        self.p_queued.merge(&o.p_queued);
+        self.p_kv_usage.merge(&o.p_kv_usage);
+        self.gen.merge(&o.gen);
+        self.input.merge(&o.input);
+        self.retractions += o.retractions;
+    }
+    fn is_empty(&self) -> bool {
+        self.samples == 0 && self.retractions == 0
+    }
+}
+
+/// One chart point: the means of a bucket.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Point {
+    /// Bucket start, seconds from the first stats line.
+    pub t_s: f64,
+    pub samples: u32,
+    /// First log line that fell in the bucket.
+    pub line: u64,
+    pub running: Option<f64>,
+    pub queued: Option<f64>,
+    pub kv_usage: Option<f64>,
+    pub gen_tok_s: Option<f64>,
+    pub input_tok_s: Option<f64>,
+    pub retractions: u32,
+}
+
+/// Values of one observation to put in a series.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Obs {
+    pub running: Option<f64>,
+    pub queued: Option<f64>,
+    pub kv_usage: Option<f64>,
+    pub gen_tok_s: Option<f64>,
+    pub input_tok_s: Option<f64>,
+    /// From a prefill line rather than a decode/interval line.
+    pub prefill: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    width_s: f64,
+    buckets: Vec<Bucket>,
+}
+
+impl Default for Series {
+    fn default() -> Self {
+        Series {
+            width_s: 1.0,
+            buckets: Vec::new(),
+        }
+    }
+}
+
+impl Series {
+    fn slot(&mut self, t_s: f64) -> &mut Bucket {
+        let t = if t_s.is_finite() && t_s > 0.0 {
+            t_s
+        } else {
+            0.0
+        };
+        while t / self.width_s >= MAX_BUCKETS as f64 {
+            self.halve();
+        }
+        let i = (t / self.width_s) as usize;
+        if self.buckets.len() <= i {
+            self.buckets.resize(i + 1, Bucket::default());
+        }
+        &mut self.buckets[i]
+    }
+
+    fn halve(&mut self) {
+        let mut merged = Vec::with_capacity(MAX_BUCKETS / 2 + 1);
+        for pair in self.buckets.chunks(2) {
+            let mut b = pair[0].clone();
+            if let Some(o) = pair.get(1) {
+                b.merge(o);
+            }
+            merged.push(b);
+        }
+        self.buckets = merged;
+        self.width_s *= 2.0;
+    }
+
+    pub fn add(&mut self, t_s: f64, line: u64, o: &Obs) {
+        let b = self.slot(t_s);
+        if b.is_empty() {
+            b.first_line = line;
+        }
+        b.samples += 1;
+        let put = |acc: &mut Acc, v: Option<f64>| {
+            if let Some(v) = v.filter(|v| v.is_finite()) {
+                acc.add(v)
+            }
+        };
+        if o.prefill {
+            put(&mut b.p_running, o.running);
+            put(&mut b.p_queued, o.queued);
+            put(&mut b.p_kv_usage, o.kv_usage);
+        } else {
+            put(&mut b.running, o.running);
+            put(&mut b.queued, o.queued);
+            put(&mut b.kv_usage, o.kv_usage);
+        }
+        put(&mut b.gen, o.gen_tok_s);
+        put(&mut b.input, o.input_tok_s);
+    }
+
+    pub fn add_retraction(&mut self, t_s: f64, line: u64) {
+        let b = self.slot(t_s);
+        if b.is_empty() {
+            b.first_line = line;
+        }
+        b.retractions += 1;
+    }
+
+    pub fn bucket_seconds(&self) -> f64 {
+        self.width_s
+    }
+
+    /// Non-empty buckets as chart points. Running/queued/KV come from decode
+    /// lines when `prefer_decode`, else from prefill lines.
+    pub fn points(&self, prefer_decode: bool) -> Vec<Point> {
+        self.buckets
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| !b.is_empty())
+            .map(|(i, b)| Point {
+                t_s: i as f64 * self.width_s,
+                samples: b.samples,
+                line: b.first_line,
+                running: if prefer_decode {
+                    b.running.mean()
+                } else {
+                    b.p_running.mean()
+                },
+                queued: if prefer_decode {
+                    b.queued.mean()
+                } else {
+                    b.p_queued.mean()
+                },
+                kv_usage: if prefer_decode {
+                    b.kv_usage.mean()
+                } else {
+                    b.p_kv_usage.mean()
+                },
+                gen_tok_s: b.gen.mean(),
+                input_tok_s: b.input.mean(),
+                retractions: b.retractions,
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_runs_stay_bounded_and_keep_their_mean() {
+        let mut s = Series::default();
+        for i in 0..100_000u64 {
+            s.add(
+                i as f64,
+                i + 1,
+                &Obs {
+                    running: Some(10.0),
+                    ..Obs::default()
+                },
+            );
+        }
+        let p = s.points(true);
+        assert!(p.len() <= MAX_BUCKETS, "{} points", p.len());
+        assert!(s.bucket_seconds() >= 100_000.0 / MAX_BUCKETS as f64);
+        assert!(p.iter().all(|p| p.running == Some(10.0)));
+        assert_eq!(p.iter().map(|p| p.samples as u64).sum::<u64>(), 100_000);
+        assert_eq!(p[0].line, 1);
+    }
+}

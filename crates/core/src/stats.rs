@@ -1,0 +1,137 @@
+//! Streaming estimators: mean, max and quantiles in bounded memory.
+//!
+//! Values are kept exactly until [`EXACT_LIMIT`]; past that they fold into a
+//! log-spaced histogram keyed by the float's exponent and top mantissa bits
+//! (relative error < 0.4 %). Keying on bits instead of `ln` keeps the result
+//! identical on every platform.
+
+use std::collections::BTreeMap;
+
+use crate::report::Distribution;
+use crate::round::sig;
+
+const EXACT_LIMIT: usize = 2048;
+/// Mantissa bits kept in a histogram key: 2^-8 relative resolution.
+const MANTISSA_BITS: u32 = 8;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stream {
+    n: u64,
+    sum: f64,
+    max: f64,
+    exact: Vec<f64>,
+    hist: BTreeMap<u32, u64>,
+}
+
+fn key(v: f64) -> u32 {
+    // Non-negative floats order like their bit patterns.
+    (v.max(0.0).to_bits() >> (52 - MANTISSA_BITS)) as u32
+}
+
+fn unkey(k: u32) -> f64 {
+    let lo = f64::from_bits((k as u64) << (52 - MANTISSA_BITS));
+    let hi = f64::from_bits(((k as u64) + 1) << (52 - MANTISSA_BITS));
+    if lo == 0.0 {
+        0.0
+    } else {
+        (lo + hi) / 2.0
+    }
+}
+
+impl Stream {
+    pub fn add(&mut self, v: f64) {
+        if !v.is_finite() {
+            return;
+        }
+        if self.n == 0 || v > self.max {
+            self.max = v;
+        }
+        self.n += 1;
+        self.sum += v;
+        if self.hist.is_empty() && self.exact.len() < EXACT_LIMIT {
+            self.exact.push(v);
+            return;
+        }
+        for x in self.exact.drain(..) {
+            *self.hist.entry(key(x)).or_insert(0) += 1;
+        }
+        *self.hist.entry(key(v)).or_insert(0) += 1;
+    }
+
+    pub fn count(&self) -> u64 {
+        self.n
+    }
+
+    pub fn mean(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.sum / self.n as f64)
+    }
+
+    pub fn max(&self) -> Option<f64> {
+        (self.n > 0).then_some(self.max)
+    }
+
+    /// The q-quantile (0..1), by linear interpolation between closest ranks while
+    /// exact, by histogram bucket afterwards.
+    pub fn quantile(&self, q: f64) -> Option<f64> {
+        if self.n == 0 {
+            return None;
+        }
+        if self.hist.is_empty() {
+            let mut v = self.exact.clone();
+            v.sort_by(|a, b| a.total_cmp(b));
+            let pos = q.clamp(0.0, 1.0) * (v.len() - 1) as f64;
+            let i = pos.floor() as usize;
+            let frac = pos - i as f64;
+            let hi = v[(i + 1).min(v.len() - 1)];
+            return Some(v[i] + (hi - v[i]) * frac);
+        }
+        let target = (q.clamp(0.0, 1.0) * (self.n - 1) as f64).round() as u64;
+        let mut seen = 0u64;
+        for (k, c) in &self.hist {
+            seen += c;
+            if seen > target {
+                return Some(unkey(*k).min(self.max));
+            }
+        }
+        Some(self.max)
+    }
+
+    pub fn distribution(&self) -> Option<Distribution> {
+        Some(Distribution {
+            mean: sig(self.mean()?),
+            p50: sig(self.quantile(0.5)?),
+            p90: sig(self.quantile(0.9)?),
+            max: sig(self.max()?),
+            count: self.n,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_sets_are_exact() {
+        let mut s = Stream::default();
+        for v in [56.0, 56.0, 57.0, 55.0, 56.0] {
+            s.add(v);
+        }
+        let d = s.distribution().unwrap();
+        assert_eq!((d.mean, d.p50, d.max, d.count), (56.0, 56.0, 57.0, 5));
+    }
+
+    #[test]
+    fn large_sets_stay_within_half_a_percent() {
+        let mut s = Stream::default();
+        for i in 0..100_000u32 {
+            s.add((i % 1000) as f64 + 1.0);
+        }
+        let p50 = s.quantile(0.5).unwrap();
+        let p90 = s.quantile(0.9).unwrap();
+        assert!((p50 - 500.0).abs() / 500.0 < 0.005, "p50 {p50}");
+        assert!((p90 - 900.0).abs() / 900.0 < 0.005, "p90 {p90}");
+        assert_eq!(s.max(), Some(1000.0));
+        assert!(s.hist.len() < 2500);
+    }
+}

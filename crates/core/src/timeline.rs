@@ -1,0 +1,473 @@
+//! Records to a timeline: per-source state, ranks combined, streaming statistics,
+//! bounded chart series, busy/idle time and events.
+//!
+//! Ranks (SGLang DP attention) and engines (vLLM DP) print one line each per
+//! tick. Lines are grouped into rounds: a round closes when a source reports a
+//! second time. Counts and throughput are summed over a round, KV usage averaged.
+
+use crate::config::ServerConfig;
+use crate::model::{ConfigItem, Event, EventKind, Record, Sample, SampleKind};
+use crate::report::{EventSummary, SourceSeries, SourceSummary, Summary, TimelineReport};
+use crate::round::sig;
+use crate::series::{Obs, Series};
+use crate::stats::Stream;
+use crate::time::{format_stamp, Clock, Stamp};
+
+/// A silence longer than this between stats lines is idle time: engines log
+/// every few seconds while they work.
+pub const IDLE_GAP_S: f64 = 30.0;
+const MAX_SOURCES: usize = 256;
+const MAX_SOURCE_SERIES: usize = 32;
+const MAX_EVENTS_LISTED: usize = 50;
+const MAX_GAPS_LISTED: usize = 20;
+
+#[derive(Debug, Default)]
+struct SourceAcc {
+    name: String,
+    stat_lines: u64,
+    gen: Stream,
+    running: Stream,
+    queued: Stream,
+    kv: Stream,
+    /// Clock of this source's previous decode/interval line.
+    prev_t: Option<f64>,
+    series: Series,
+}
+
+/// Combined statistics of one phase (decode/interval lines, or prefill lines).
+#[derive(Debug, Default)]
+struct Phase {
+    pending: Vec<Option<Sample>>,
+    pending_t: f64,
+    pending_line: u64,
+    rounds: u64,
+    running: Stream,
+    queued: Stream,
+    kv_usage: Stream,
+    kv_tokens: Stream,
+    gen: Stream,
+    input: Stream,
+    /// Where the maxima were seen.
+    max_queued_line: Option<(f64, u64)>,
+    max_running_line: Option<(f64, u64)>,
+}
+
+impl Phase {
+    fn add(&mut self, src: usize, t: f64, s: Sample, series: &mut Series, prefill: bool) {
+        if self.pending.len() <= src {
+            self.pending.resize(src + 1, None);
+        }
+        if self.pending[src].is_some() {
+            self.close(series, prefill);
+        }
+        if self.pending.iter().all(Option::is_none) {
+            self.pending_t = t;
+            self.pending_line = s.line;
+        }
+        self.pending[src] = Some(s);
+    }
+
+    fn close(&mut self, series: &mut Series, prefill: bool) {
+        let mut n = 0u32;
+        let (mut run, mut q, mut kvt, mut gen, mut inp) = (None, None, None, None, None);
+        let (mut kv_sum, mut kv_n) = (0.0, 0u32);
+        fn acc<T: Into<f64> + Copy>(slot: &mut Option<f64>, v: Option<T>) {
+            if let Some(v) = v {
+                *slot = Some(slot.unwrap_or(0.0) + v.into());
+            }
+        }
+        for s in self.pending.iter_mut().filter_map(Option::take) {
+            n += 1;
+            acc(&mut run, s.running);
+            acc(&mut q, s.queued);
+            acc(&mut kvt, s.kv_tokens.map(|v| v as f64));
+            acc(&mut gen, s.gen_tok_s);
+            acc(&mut inp, s.input_tok_s);
+            if let Some(u) = s.kv_usage {
+                kv_sum += u;
+                kv_n += 1;
+            }
+        }
+        if n == 0 {
+            return;
+        }
+        self.rounds += 1;
+        let kv = (kv_n > 0).then(|| kv_sum / kv_n as f64);
+        let put = |st: &mut Stream, v: Option<f64>| {
+            if let Some(v) = v {
+                st.add(v)
+            }
+        };
+        put(&mut self.running, run);
+        put(&mut self.queued, q);
+        put(&mut self.kv_usage, kv);
+        put(&mut self.kv_tokens, kvt);
+        put(&mut self.gen, gen);
+        put(&mut self.input, inp);
+        let line = self.pending_line;
+        if let Some(v) = q {
+            if self.max_queued_line.is_none_or(|(m, _)| v > m) {
+                self.max_queued_line = Some((v, line));
+            }
+        }
+        if let Some(v) = run {
+            if self.max_running_line.is_none_or(|(m, _)| v > m) {
+                self.max_running_line = Some((v, line));
+            }
+        }
+        series.add(
+            self.pending_t,
+            line,
+            &Obs {
+                running: run,
+                queued: q,
+                kv_usage: kv,
+                gen_tok_s: gen,
+                input_tok_s: inp,
+                prefill,
+            },
+        );
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Gap {
+    pub start_s: f64,
+    pub seconds: f64,
+    /// The line after the silence.
+    pub line: u64,
+}
+
+#[derive(Debug, Default)]
+pub struct Timeline {
+    clock: Option<Clock>,
+    t0: Option<f64>,
+    first_stamp: Option<Stamp>,
+    last_stamp: Option<Stamp>,
+    last_stat_t: Option<f64>,
+    last_was_idle_zero: bool,
+    sources: Vec<SourceAcc>,
+    decode: Phase,
+    prefill: Phase,
+    series: Series,
+    gen_tokens: f64,
+    prefill_tokens: u64,
+    cached_tokens: u64,
+    idle_s: f64,
+    gaps: Vec<Gap>,
+    gap_count: u64,
+    config: ServerConfig,
+    samples_since_start: bool,
+    events: EventSummary,
+    retracted_requests: u64,
+    /// vLLM V0 prints a cumulative preemption counter.
+    preempt_cumulative_max: u64,
+    pub clock_regressions: u64,
+}
+
+/// What the timeline hands to the report.
+pub struct Finished {
+    pub span_s: f64,
+    pub busy_s: f64,
+    pub idle_s: f64,
+    pub first_timestamp: Option<String>,
+    pub last_timestamp: Option<String>,
+    pub config: ServerConfig,
+    pub summary: Summary,
+    pub sources: Vec<SourceSummary>,
+    pub events: EventSummary,
+    pub timeline: TimelineReport,
+}
+
+impl Timeline {
+    fn place(&mut self, st: Option<&Stamp>, line: u64) -> Option<f64> {
+        let st = st?;
+        let clock = self.clock.get_or_insert_with(Clock::new);
+        let tick = clock.place(st);
+        if let Some(back) = tick.jumped_back_s {
+            self.clock_regressions += 1;
+            self.push_event(Event {
+                line,
+                stamp: None,
+                clock_s: None,
+                source: String::new(),
+                kind: EventKind::ClockJump { seconds: sig(back) },
+            });
+        }
+        Some(tick.seconds)
+    }
+
+    fn source_index(&mut self, name: &str) -> usize {
+        if let Some(i) = self.sources.iter().position(|s| s.name == name) {
+            return i;
+        }
+        if self.sources.len() >= MAX_SOURCES {
+            return MAX_SOURCES - 1;
+        }
+        self.sources.push(SourceAcc {
+            name: name.to_string(),
+            ..SourceAcc::default()
+        });
+        self.sources.len() - 1
+    }
+
+    fn push_event(&mut self, mut e: Event) {
+        let ev = &mut self.events;
+        match e.kind {
+            EventKind::Retraction { .. } => ev.retractions += 1,
+            EventKind::Preemption { .. } => ev.preemptions += 1,
+            EventKind::OutOfMemory => ev.out_of_memory += 1,
+            EventKind::Restart => ev.restarts += 1,
+            EventKind::Crash => ev.crashes += 1,
+            EventKind::ClockJump { .. } => ev.clock_jumps += 1,
+        }
+        if ev.first.len() < MAX_EVENTS_LISTED {
+            if let (Some(t), Some(t0)) = (e.clock_s, self.t0) {
+                e.clock_s = Some(sig(t - t0));
+            } else {
+                e.clock_s = None;
+            }
+            ev.first.push(e);
+        }
+    }
+
+    pub fn add(&mut self, r: Record) {
+        match r {
+            Record::Sample(s) => self.add_sample(s),
+            Record::Event(e) => self.add_event(e),
+            Record::Config { line, items } => self.add_config(line, &items),
+            Record::Other => {}
+        }
+    }
+
+    fn add_config(&mut self, line: u64, items: &[ConfigItem]) {
+        if self.samples_since_start {
+            // Startup lines after stats lines: the server restarted.
+            self.samples_since_start = false;
+            let t = self.last_stat_t;
+            self.push_event(Event {
+                line,
+                stamp: None,
+                clock_s: t,
+                source: String::new(),
+                kind: EventKind::Restart,
+            });
+        }
+        self.config.apply(line, items);
+    }
+
+    fn add_event(&mut self, mut e: Event) {
+        let t = self.place(e.stamp.as_ref(), e.line).or(self.last_stat_t);
+        e.clock_s = t;
+        match e.kind {
+            EventKind::Retraction { requests } => {
+                self.retracted_requests += requests.unwrap_or(1) as u64;
+                if let (Some(t), Some(t0)) = (t, self.t0) {
+                    self.series.add_retraction(t - t0, e.line);
+                }
+            }
+            EventKind::Preemption { cumulative } => {
+                if let Some(c) = cumulative {
+                    if c > self.preempt_cumulative_max {
+                        self.preempt_cumulative_max = c;
+                    }
+                }
+                if let (Some(t), Some(t0)) = (t, self.t0) {
+                    self.series.add_retraction(t - t0, e.line);
+                }
+            }
+            _ => {}
+        }
+        self.push_event(e);
+    }
+
+    fn add_sample(&mut self, s: Sample) {
+        self.samples_since_start = true;
+        let placed = self.place(s.stamp.as_ref(), s.line);
+        // Lines without a timestamp inherit the last one: order is what we know.
+        let t = placed.or(self.last_stat_t).unwrap_or(0.0);
+        if self.t0.is_none() && placed.is_some() {
+            self.t0 = Some(t);
+        }
+        if s.stamp.is_some() {
+            if self.first_stamp.is_none() {
+                self.first_stamp = s.stamp;
+            }
+            self.last_stamp = s.stamp;
+        }
+        let rel = t - self.t0.unwrap_or(t);
+        let prefill = s.kind == Some(SampleKind::Prefill);
+
+        // Idle accounting: long silences, and intervals that end in a line with nothing to do.
+        if let Some(prev) = self.last_stat_t {
+            let gap = t - prev;
+            let nothing = s.running == Some(0) && s.queued.unwrap_or(0) == 0 && !prefill;
+            if gap > IDLE_GAP_S {
+                self.idle_s += gap;
+                self.gap_count += 1;
+                let g = Gap {
+                    start_s: sig(prev - self.t0.unwrap_or(prev)),
+                    seconds: sig(gap),
+                    line: s.line,
+                };
+                self.gaps.push(g);
+                if self.gaps.len() > MAX_GAPS_LISTED {
+                    // Keep the longest.
+                    let (i, _) = self
+                        .gaps
+                        .iter()
+                        .enumerate()
+                        .min_by(|a, b| a.1.seconds.total_cmp(&b.1.seconds))
+                        .expect("non-empty");
+                    self.gaps.remove(i);
+                }
+            } else if nothing && self.last_was_idle_zero {
+                self.idle_s += gap.max(0.0);
+            }
+            self.last_was_idle_zero = nothing;
+        }
+        self.last_stat_t = Some(t);
+
+        let src = self.source_index(&s.source.clone());
+        {
+            let acc = &mut self.sources[src];
+            acc.stat_lines += 1;
+            let put = |st: &mut Stream, v: Option<f64>| {
+                if let Some(v) = v {
+                    st.add(v)
+                }
+            };
+            if !prefill {
+                put(&mut acc.gen, s.gen_tok_s);
+                put(&mut acc.running, s.running.map(f64::from));
+                put(&mut acc.queued, s.queued.map(f64::from));
+                put(&mut acc.kv, s.kv_usage);
+                if let (Some(g), Some(p)) = (s.gen_tok_s, acc.prev_t) {
+                    let dt = t - p;
+                    if dt > 0.0 && dt <= IDLE_GAP_S {
+                        self.gen_tokens += g * dt;
+                    }
+                }
+                acc.prev_t = Some(t);
+            }
+            if src < MAX_SOURCE_SERIES {
+                acc.series.add(
+                    rel,
+                    s.line,
+                    &Obs {
+                        running: s.running.map(f64::from),
+                        queued: s.queued.map(f64::from),
+                        kv_usage: s.kv_usage,
+                        gen_tok_s: s.gen_tok_s,
+                        input_tok_s: s.input_tok_s,
+                        prefill,
+                    },
+                );
+            }
+        }
+        if prefill {
+            self.prefill_tokens += s.prefill_tokens.unwrap_or(0);
+            self.cached_tokens += s.cached_tokens.unwrap_or(0);
+            self.prefill.add(src, rel, s, &mut self.series, true);
+        } else {
+            if let Some(p) = s.preempted.filter(|&p| p > 0) {
+                // Per-interval preemption counts (vLLM V1) are events too.
+                self.events.preemptions += 1;
+                self.retracted_requests += p as u64;
+                self.series.add_retraction(rel, s.line);
+            }
+            self.decode.add(src, rel, s, &mut self.series, false);
+        }
+    }
+
+    pub fn finish(mut self) -> Finished {
+        self.decode.close(&mut self.series, false);
+        self.prefill.close(&mut self.series, true);
+        let has_decode = self.decode.rounds > 0;
+        let main = if has_decode {
+            &self.decode
+        } else {
+            &self.prefill
+        };
+        let span = match (self.t0, self.last_stat_t) {
+            (Some(a), Some(b)) => (b - a).max(0.0),
+            _ => 0.0,
+        };
+        let idle = self.idle_s.min(span);
+        let busy = span - idle;
+        // The cumulative counter is the better count when the engine prints one.
+        let preemptions = self.events.preemptions.max(self.preempt_cumulative_max);
+        if self.preempt_cumulative_max > 0 {
+            self.retracted_requests = self.retracted_requests.max(self.preempt_cumulative_max);
+        }
+        self.events.preemptions = preemptions;
+        let input_stream = if self.decode.input.count() > 0 {
+            &self.decode.input
+        } else {
+            &self.prefill.input
+        };
+        let summary = Summary {
+            gen_throughput_tok_s: self.decode.gen.distribution(),
+            input_throughput_tok_s: input_stream.distribution(),
+            running_requests: main.running.distribution(),
+            queued_requests: main.queued.distribution(),
+            kv_usage: main.kv_usage.distribution(),
+            kv_tokens: main.kv_tokens.distribution(),
+            generated_tokens_estimate: sig(self.gen_tokens),
+            sustained_gen_tok_s: (busy > 0.0 && self.gen_tokens > 0.0)
+                .then(|| sig(self.gen_tokens / busy)),
+            prefill_tokens: self.prefill_tokens,
+            cached_prompt_tokens: self.cached_tokens,
+            retractions: self.events.retractions + preemptions,
+            retracted_requests: self.retracted_requests,
+            out_of_memory_events: self.events.out_of_memory,
+            restarts: self.events.restarts,
+        };
+        let sources = self
+            .sources
+            .iter()
+            .map(|s| SourceSummary {
+                source: s.name.clone(),
+                stat_lines: s.stat_lines,
+                gen_throughput_tok_s_mean: s.gen.mean().map(sig),
+                running_requests_mean: s.running.mean().map(sig),
+                queued_requests_mean: s.queued.mean().map(sig),
+                kv_usage_mean: s.kv.mean().map(sig),
+            })
+            .collect();
+        let per_source = if self.sources.len() > 1 {
+            self.sources
+                .iter()
+                .take(MAX_SOURCE_SERIES)
+                .map(|s| SourceSeries {
+                    source: s.name.clone(),
+                    points: s.series.points(has_decode),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut gaps = self.gaps;
+        gaps.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
+        Finished {
+            span_s: sig(span),
+            busy_s: sig(busy),
+            idle_s: sig(idle),
+            first_timestamp: self.first_stamp.as_ref().map(format_stamp),
+            last_timestamp: self.last_stamp.as_ref().map(format_stamp),
+            config: self.config,
+            summary,
+            sources,
+            events: self.events,
+            timeline: TimelineReport {
+                bucket_seconds: self.series.bucket_seconds(),
+                points: self.series.points(has_decode),
+                per_source,
+                idle_gaps: gaps,
+                idle_gap_count: self.gap_count,
+                max_queued_line: main.max_queued_line.map(|(_, l)| l),
+                max_running_line: main.max_running_line.map(|(_, l)| l),
+            },
+        }
+    }
+}

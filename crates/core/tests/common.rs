@@ -1,0 +1,66 @@
+//! Shared helpers for the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use batchlens_core::{Analyzer, Options, Report};
+
+pub fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
+}
+
+pub fn fixture(rel: &str) -> Vec<u8> {
+    let p = fixtures_dir().join(rel);
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// Every `.log` fixture under a folder, sorted.
+pub fn fixtures_in(folder: &str) -> Vec<(String, Vec<u8>)> {
+    let dir = fixtures_dir().join(folder);
+    let mut v: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .map(|p| {
+            (
+                p.file_stem().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+pub fn analyze(bytes: &[u8]) -> Report {
+    batchlens_core::analyze(bytes, Options::default())
+}
+
+/// Feeds `bytes` cut at the given positions.
+pub fn analyze_split(bytes: &[u8], cuts: &[usize]) -> Report {
+    let mut a = Analyzer::new(Options::default());
+    let mut from = 0;
+    for &c in cuts {
+        let c = c.clamp(from, bytes.len());
+        a.feed(&bytes[from..c]);
+        from = c;
+    }
+    a.feed(&bytes[from..]);
+    a.finish()
+}
+
+/// Deterministic pseudo-random cut points (xorshift), so failures reproduce.
+pub fn cuts(len: usize, n: usize, seed: u64) -> Vec<usize> {
+    let mut x = seed.max(1);
+    let mut v: Vec<usize> = (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % (len as u64 + 1)) as usize
+        })
+        .collect();
+    v.sort();
+    v
+}
