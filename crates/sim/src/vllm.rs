@@ -1,0 +1,621 @@
+//! vLLM scheduler models: V1 (unified steps with chunked prefill, preempt-newest) and V0
+//! (separate prefill steps with a 1% watermark, preempt-newest, RECOMPUTE).
+
+use core::fmt::Write;
+use std::collections::VecDeque;
+
+use crate::client::Req;
+use crate::out::{commas, Kind};
+use crate::{drive, Engine, Rank, Shared};
+
+struct VRun {
+    req: Req,
+    /// Tokens whose KV is computed.
+    computed: u32,
+    blocks: u32,
+    /// Still computing its (re-)prefill.
+    prefilling: bool,
+}
+
+pub(crate) struct VllmRank {
+    v1: bool,
+    t: f64,
+    bs: u32,
+    /// Usable blocks (V1 reserves one null block).
+    usable_blocks: u64,
+    total_blocks: u64,
+    used_blocks: u64,
+    kv_tokens: u64,
+    max_seqs: usize,
+    budget: u64,
+    watermark: u64,
+    step: (f64, f64, f64),
+    prefill: (f64, f64),
+    interval: f64,
+    waiting: VecDeque<Req>,
+    running: Vec<VRun>,
+    // stats since the last log
+    acc_prompt: u64,
+    acc_gen: u64,
+    acc_preempt: u64,
+    total_preempt: u64,
+    last_prompt_thr: f64,
+    last_gen_thr: f64,
+    next_tick: f64,
+    last_log: f64,
+    done_buf: Vec<Req>,
+}
+
+#[inline]
+fn ceil_div(a: u64, b: u64) -> u64 {
+    a.div_ceil(b)
+}
+
+impl VllmRank {
+    fn new(sh: &Shared, cap: u64) -> Self {
+        let c = sh.cfg;
+        let v1 = c.engine == Engine::VllmV1;
+        let bs = c.block_size.max(1);
+        let total_blocks = cap / bs as u64;
+        let usable = if v1 { total_blocks - 1 } else { total_blocks };
+        let interval = c.effective_log_interval_s();
+        let budget = if c.chunked_prefill_size == 0 {
+            u64::MAX
+        } else if v1 {
+            c.chunked_prefill_size as u64
+        } else {
+            // V0 without chunked prefill: max_num_batched_tokens = max(max_model_len, 2048)
+            (c.chunked_prefill_size as u64).max(c.context_len as u64)
+        };
+        // The first stats tick comes `interval` after the API server starts.
+        let start = -c.startup_s.max(0.0);
+        VllmRank {
+            v1,
+            t: 0.0,
+            bs,
+            usable_blocks: usable,
+            total_blocks,
+            used_blocks: 0,
+            kv_tokens: 0,
+            max_seqs: c.max_running_requests.max(1) as usize,
+            budget,
+            watermark: if v1 {
+                0
+            } else {
+                (total_blocks as f64 * 0.01) as u64
+            },
+            step: (c.step_a, c.step_b, c.step_c),
+            prefill: (c.prefill_a, c.prefill_per_token),
+            interval,
+            waiting: VecDeque::new(),
+            running: Vec::new(),
+            acc_prompt: 0,
+            acc_gen: 0,
+            acc_preempt: 0,
+            total_preempt: 0,
+            last_prompt_thr: 0.0,
+            last_gen_thr: 0.0,
+            next_tick: start + interval * ((-start / interval).floor() + 1.0),
+            last_log: 0.0,
+            done_buf: Vec::new(),
+        }
+    }
+
+    fn free_blocks(&self) -> u64 {
+        self.usable_blocks - self.used_blocks
+    }
+
+    fn usage_pct(&self) -> f64 {
+        100.0 * self.used_blocks as f64 / self.usable_blocks.max(1) as f64
+    }
+
+    /// Pops the newest running request back to the front of the queue (RECOMPUTE).
+    fn preempt_last(&mut self, sh: &mut Shared) -> usize {
+        let idx = self.running.len() - 1;
+        let v = self.running.pop().expect("running non-empty");
+        self.used_blocks -= v.blocks as u64;
+        self.kv_tokens -= v.computed as u64;
+        sh.stats.preemptions += 1;
+        sh.stats.retracted_requests += 1;
+        sh.stats.discarded_tokens += v.req.gen as u64;
+        self.acc_preempt += 1;
+        self.total_preempt += 1;
+        if !self.v1 && (self.total_preempt - 1) % 50 == 0 {
+            let b = sh
+                .out
+                .vllm(self.t, "", 0, "WARNING", "scheduler.py:1560", false);
+            let _ = write!(
+                b,
+                "Sequence group {} is preempted by PreemptionMode.RECOMPUTE mode because there is not \
+                 enough KV cache space. This can affect the end-to-end performance. Increase \
+                 gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory. \
+                 total_num_cumulative_preemption={}",
+                v.req.id, self.total_preempt
+            );
+            sh.out.flush(Kind::Retract);
+        }
+        self.waiting.push_front(v.req);
+        idx
+    }
+
+    /// Computes `n` more tokens of running request `i` (blocks already reserved) and samples
+    /// if its sequence is complete. Returns true if the request produced a token.
+    fn advance(&mut self, i: usize, n: u32, sh: &mut Shared) -> bool {
+        let r = &mut self.running[i];
+        r.computed += n;
+        self.kv_tokens += n as u64;
+        let total = r.req.prompt + r.req.gen;
+        if r.computed < total {
+            return false;
+        }
+        if r.prefilling {
+            r.prefilling = false;
+            self.acc_prompt += r.req.prompt as u64;
+        }
+        r.req.gen += 1;
+        self.acc_gen += 1;
+        sh.stats.generated_tokens += 1;
+        true
+    }
+
+    fn emit_stats(&mut self, t: f64, elapsed: f64, sh: &mut Shared) {
+        let elapsed = elapsed.max(1e-9);
+        let p = self.acc_prompt as f64 / elapsed;
+        let g = self.acc_gen as f64 / elapsed;
+        let show = p > 0.0 || g > 0.0 || self.last_prompt_thr > 0.0 || self.last_gen_thr > 0.0;
+        if show {
+            let running = self.running.len();
+            let waiting = self.waiting.len();
+            if self.v1 {
+                let pid = sh.cfg.api_pid;
+                let b = sh
+                    .out
+                    .vllm(t, "APIServer", pid, "INFO", "loggers.py:271", true);
+                let _ = write!(
+                    b,
+                    "Engine 000: Avg prompt throughput: {p:.1} tokens/s, Avg generation throughput: \
+                     {g:.1} tokens/s, Running: {running} reqs, Waiting: {waiting} reqs, "
+                );
+                if self.acc_preempt > 0 {
+                    let _ = write!(b, "Preemptions: {}, ", self.acc_preempt);
+                }
+                let _ = write!(
+                    b,
+                    "GPU KV cache usage: {:.1}%, Prefix cache hit rate: 0.0%",
+                    self.usage_pct()
+                );
+            } else {
+                let usage = 100.0 * self.used_blocks as f64 / self.total_blocks.max(1) as f64;
+                let b = sh.out.vllm(t, "", 0, "INFO", "metrics.py:449", false);
+                let _ = write!(
+                    b,
+                    "Avg prompt throughput: {p:.1} tokens/s, Avg generation throughput: {g:.1} tokens/s, \
+                     Running: {running} reqs, Swapped: 0 reqs, Pending: {waiting} reqs, \
+                     GPU KV cache usage: {usage:.1}%, CPU KV cache usage: 0.0%."
+                );
+            }
+            sh.out.flush(Kind::Interval);
+        }
+        self.last_prompt_thr = p;
+        self.last_gen_thr = g;
+        self.acc_prompt = 0;
+        self.acc_gen = 0;
+        self.acc_preempt = 0;
+        self.last_log = t;
+    }
+
+    /// V1: the API server logs every `interval` seconds of wall time.
+    /// V0: the OpenAI server polls every 10 s; the logger prints if 5 s have passed.
+    fn flush_ticks(&mut self, upto: f64, sh: &mut Shared) {
+        if self.v1 {
+            while self.next_tick <= upto {
+                let t = self.next_tick;
+                self.emit_stats(t, self.interval, sh);
+                self.next_tick += self.interval;
+            }
+        } else {
+            let poll = 10.0;
+            let mut p = (self.t / poll).floor() * poll + poll;
+            while p <= upto {
+                if p - self.last_log >= self.interval {
+                    let el = p - self.last_log;
+                    self.emit_stats(p, el, sh);
+                }
+                p += poll;
+            }
+        }
+    }
+
+    fn finish_step(
+        &mut self,
+        t0: f64,
+        dt: f64,
+        prefill_tokens: u64,
+        decode_n: u64,
+        queued: u64,
+        sh: &mut Shared,
+    ) {
+        let running = self.running.len() as u64;
+        sh.stats
+            .record(t0, dt, running, queued, self.kv_tokens, decode_n);
+        let pre = if prefill_tokens > 0 {
+            self.prefill.0 + self.prefill.1 * prefill_tokens as f64
+        } else {
+            0.0
+        };
+        sh.stats.prefill_s += pre;
+        sh.stats.decode_s += dt - pre;
+        sh.stats.decode_tokens += decode_n;
+        sh.stats.prompt_tokens_computed += prefill_tokens;
+        self.t = t0 + dt;
+        let t = self.t;
+        // Completions.
+        self.done_buf.clear();
+        let mut i = 0;
+        while i < self.running.len() {
+            let r = &mut self.running[i];
+            if !r.prefilling && r.req.first_tok_t < 0.0 {
+                r.req.first_tok_t = t;
+            }
+            if !r.prefilling && r.req.gen >= r.req.output_len {
+                let v = self.running.remove(i);
+                self.used_blocks -= v.blocks as u64;
+                self.kv_tokens -= v.computed as u64;
+                self.done_buf.push(v.req);
+            } else {
+                i += 1;
+            }
+        }
+        if !self.v1 && t - self.last_log >= self.interval {
+            let el = t - self.last_log;
+            self.emit_stats(t, el, sh);
+        }
+        let mut done = core::mem::take(&mut self.done_buf);
+        for req in done.drain(..) {
+            sh.complete(req, t);
+        }
+        self.done_buf = done;
+    }
+
+    fn step_v1(&mut self, sh: &mut Shared) {
+        let bs = self.bs as u64;
+        let mut budget = self.budget;
+        let mut preempted = false;
+        let mut prefill_tokens = 0u64;
+        let mut decode_n = 0u64;
+        let mut recomputed = 0u64;
+        let queued_before = self.waiting.len() as u64;
+        let mut i = 0;
+        while i < self.running.len() && budget > 0 {
+            let r = &self.running[i];
+            let total = (r.req.prompt + r.req.gen) as u64;
+            let need = (total - r.computed as u64).min(budget);
+            let need_blocks =
+                ceil_div(r.computed as u64 + need, bs).saturating_sub(r.blocks as u64);
+            let mut self_preempted = false;
+            while self.free_blocks() < need_blocks {
+                preempted = true;
+                if self.preempt_last(sh) == i {
+                    self_preempted = true;
+                    break;
+                }
+            }
+            if self_preempted {
+                break;
+            }
+            self.used_blocks += need_blocks;
+            let r = &mut self.running[i];
+            r.blocks += need_blocks as u32;
+            let was_prefill = r.prefilling;
+            if was_prefill {
+                prefill_tokens += need;
+                if r.req.gen > 0 {
+                    recomputed += need;
+                }
+            } else {
+                decode_n += 1;
+            }
+            budget -= need;
+            self.advance(i, need as u32, sh);
+            i += 1;
+        }
+        if !preempted {
+            while budget > 0 && self.running.len() < self.max_seqs {
+                let Some(req) = self.waiting.front() else {
+                    break;
+                };
+                let total = req.input_len() as u64;
+                let need = total.min(budget);
+                let blocks = ceil_div(need, bs);
+                if blocks > self.free_blocks() {
+                    break;
+                }
+                let req = self.waiting.pop_front().expect("front exists");
+                if req.gen > 0 {
+                    recomputed += need;
+                }
+                self.used_blocks += blocks;
+                self.running.push(VRun {
+                    req,
+                    computed: 0,
+                    blocks: blocks as u32,
+                    prefilling: true,
+                });
+                prefill_tokens += need;
+                budget -= need;
+                let idx = self.running.len() - 1;
+                self.advance(idx, need as u32, sh);
+            }
+        }
+        sh.stats.recomputed_tokens += recomputed;
+        let n = self.running.len() as f64;
+        let mut dt = self.step.0 + self.step.1 * n + self.step.2 * self.kv_tokens as f64;
+        if prefill_tokens > 0 {
+            dt += self.prefill.0 + self.prefill.1 * prefill_tokens as f64;
+        }
+        let t0 = self.t;
+        self.finish_step(t0, dt, prefill_tokens, decode_n, queued_before, sh);
+    }
+
+    fn step_v0(&mut self, sh: &mut Shared) {
+        let bs = self.bs as u64;
+        let queued_before = self.waiting.len() as u64;
+        // Prefill first.
+        let mut prefill_tokens = 0u64;
+        let mut recomputed = 0u64;
+        let mut budget = self.budget;
+        let first_new = self.running.len();
+        while self.running.len() < self.max_seqs {
+            let Some(req) = self.waiting.front() else {
+                break;
+            };
+            let total = req.input_len() as u64;
+            if total > budget && prefill_tokens > 0 {
+                break;
+            }
+            let blocks = ceil_div(total, bs);
+            if self.free_blocks() < blocks + self.watermark {
+                break;
+            }
+            let req = self.waiting.pop_front().expect("front exists");
+            if req.gen > 0 {
+                recomputed += total;
+            }
+            self.used_blocks += blocks;
+            self.running.push(VRun {
+                req,
+                computed: 0,
+                blocks: blocks as u32,
+                prefilling: true,
+            });
+            budget = budget.saturating_sub(total);
+            prefill_tokens += total;
+        }
+        if prefill_tokens > 0 {
+            for i in first_new..self.running.len() {
+                let n = self.running[i].req.input_len();
+                self.advance(i, n, sh);
+            }
+            sh.stats.recomputed_tokens += recomputed;
+            let dt = self.prefill.0 + self.prefill.1 * prefill_tokens as f64;
+            let t0 = self.t;
+            self.finish_step(t0, dt, prefill_tokens, 0, queued_before, sh);
+            return;
+        }
+        if self.running.is_empty() {
+            // Cannot ever fit: drop the head request.
+            if let Some(req) = self.waiting.pop_front() {
+                sh.abort(req, self.t);
+            }
+            return;
+        }
+        // Decode: every running sequence appends one slot; preempt the newest when out of blocks.
+        let mut i = 0;
+        let mut decode_n = 0u64;
+        while i < self.running.len() {
+            let r = &self.running[i];
+            let need_blocks = ceil_div(r.computed as u64 + 1, bs).saturating_sub(r.blocks as u64);
+            let mut self_preempted = false;
+            while self.free_blocks() < need_blocks {
+                if self.preempt_last(sh) == i {
+                    self_preempted = true;
+                    break;
+                }
+            }
+            if self_preempted {
+                break;
+            }
+            self.used_blocks += need_blocks;
+            self.running[i].blocks += need_blocks as u32;
+            self.advance(i, 1, sh);
+            decode_n += 1;
+            i += 1;
+        }
+        let n = self.running.len() as f64;
+        let dt = self.step.0 + self.step.1 * n + self.step.2 * self.kv_tokens as f64;
+        let t0 = self.t;
+        self.finish_step(t0, dt, 0, decode_n, queued_before, sh);
+    }
+}
+
+impl Rank for VllmRank {
+    fn t(&self) -> f64 {
+        self.t
+    }
+
+    fn busy(&self) -> bool {
+        !self.running.is_empty() || !self.waiting.is_empty()
+    }
+
+    fn enqueue(&mut self, req: Req, t: f64, sh: &mut Shared) {
+        if !self.busy() && t > self.t {
+            self.flush_ticks(t, sh);
+            sh.stats.idle_s += t - self.t;
+            self.t = t;
+        }
+        self.waiting.push_back(req);
+    }
+
+    fn step(&mut self, sh: &mut Shared) {
+        if self.v1 {
+            let t = self.t;
+            self.flush_ticks(t, sh);
+            self.step_v1(sh);
+        } else {
+            self.step_v0(sh);
+        }
+    }
+
+    fn finish(&mut self, t_end: f64, sh: &mut Shared) {
+        let upto = t_end + 2.0 * self.interval.max(10.0);
+        self.flush_ticks(upto, sh);
+    }
+}
+
+fn startup(sh: &mut Shared, cap: u64) {
+    let c = sh.cfg;
+    let t0 = -c.startup_s.max(0.0);
+    let at = |f: f64| t0 + (-t0) * f;
+    let m = &c.model_path;
+    let ctx = c.context_len;
+    let conc = cap as f64 / ctx.max(1) as f64;
+    let kv_gib = cap as f64 * 32.0 * 8.0 * 128.0 * 2.0 * 2.0 / (1u64 << 30) as f64;
+    if c.engine == Engine::VllmV1 {
+        let (api, eng) = (c.api_pid, c.engine_pid);
+        let lines: [(f64, &str, u32, &str, String); 9] = [
+            (at(0.0), "APIServer", api, "api_server.py:1896", "vLLM API server version 0.11.0".into()),
+            (
+                at(0.0),
+                "APIServer",
+                api,
+                "utils.py:326",
+                format!(
+                    "non-default args: {{'model_tag': '{m}', 'max_model_len': {ctx}, 'max_num_seqs': {}, \
+                     'max_num_batched_tokens': {}, 'gpu_memory_utilization': 0.9}}",
+                    c.max_running_requests, c.chunked_prefill_size
+                ),
+            ),
+            (
+                at(0.1),
+                "EngineCore_DP0",
+                eng,
+                "core.py:77",
+                format!(
+                    "Initializing a V1 LLM engine (v0.11.0) with config: model='{m}', \
+                     speculative_config=None, tokenizer='{m}', dtype=torch.bfloat16, \
+                     max_seq_len={ctx}, tensor_parallel_size={}, kv_cache_dtype=auto, \
+                     enable_prefix_caching=True, enable_chunked_prefill=True",
+                    c.tp_size.max(1)
+                ),
+            ),
+            (
+                at(0.3),
+                "EngineCore_DP0",
+                eng,
+                "gpu_model_runner.py:2653",
+                "Model loading took 14.99 GiB and 5.12 seconds".into(),
+            ),
+            (
+                at(0.5),
+                "EngineCore_DP0",
+                eng,
+                "gpu_worker.py:298",
+                format!("Available KV cache memory: {kv_gib:.2} GiB"),
+            ),
+            (
+                at(0.5),
+                "EngineCore_DP0",
+                eng,
+                "kv_cache_utils.py:1087",
+                format!("GPU KV cache size: {} tokens", commas(cap)),
+            ),
+            (
+                at(0.5),
+                "EngineCore_DP0",
+                eng,
+                "kv_cache_utils.py:1091",
+                format!(
+                    "Maximum concurrency for {} tokens per request: {conc:.2}x",
+                    commas(ctx as u64)
+                ),
+            ),
+            (
+                at(0.9),
+                "EngineCore_DP0",
+                eng,
+                "core.py:218",
+                "init engine (profile, create kv cache, warmup model) took 35.12 seconds".into(),
+            ),
+            (
+                at(0.95),
+                "APIServer",
+                api,
+                "api_server.py:1971",
+                "Starting vLLM API server 0 on http://0.0.0.0:8000".into(),
+            ),
+        ];
+        for (t, p, pid, file, msg) in lines {
+            let b = sh.out.vllm(t, p, pid, "INFO", file, true);
+            b.push_str(&msg);
+            sh.out.flush(Kind::Other);
+        }
+        for msg in [
+            format!("INFO:     Started server process [{api}]"),
+            "INFO:     Waiting for application startup.".to_string(),
+            "INFO:     Application startup complete.".to_string(),
+        ] {
+            let b = sh.out.bare("APIServer", api);
+            b.push_str(&msg);
+            sh.out.flush(Kind::Other);
+        }
+    } else {
+        let blocks = cap / c.block_size.max(1) as u64;
+        let lines: [(f64, &str, String); 4] = [
+            (
+                at(0.0),
+                "api_server.py:712",
+                "vLLM API server version 0.6.6".into(),
+            ),
+            (
+                at(0.0),
+                "api_server.py:713",
+                format!(
+                    "args: Namespace(host=None, port=8000, model='{m}', max_model_len={ctx}, \
+                     gpu_memory_utilization=0.9, max_num_seqs={}, max_num_batched_tokens=None, \
+                     enable_chunked_prefill=False, disable_log_stats=False)",
+                    c.max_running_requests
+                ),
+            ),
+            (
+                at(0.5),
+                "gpu_executor.py:122",
+                format!("# GPU blocks: {blocks}, # CPU blocks: 2048"),
+            ),
+            (
+                at(0.5),
+                "gpu_executor.py:126",
+                format!("Maximum concurrency for {ctx} tokens per request: {conc:.2}x"),
+            ),
+        ];
+        for (t, file, msg) in lines {
+            let b = sh.out.vllm(t, "", 0, "INFO", file, false);
+            b.push_str(&msg);
+            sh.out.flush(Kind::Other);
+        }
+        for msg in [
+            format!("INFO:     Started server process [{}]", c.api_pid),
+            "INFO:     Waiting for application startup.".to_string(),
+            "INFO:     Application startup complete.".to_string(),
+        ] {
+            let b = sh.out.bare("", 0);
+            b.push_str(&msg);
+            sh.out.flush(Kind::Other);
+        }
+    }
+}
+
+pub(crate) fn run(sh: &mut Shared, cap: u64) {
+    startup(sh, cap);
+    let mut ranks = vec![VllmRank::new(sh, cap)];
+    drive(&mut ranks, sh);
+}
