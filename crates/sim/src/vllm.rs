@@ -277,6 +277,128 @@ impl VllmRank {
         self.done_buf = done;
     }
 
+    /// Blocks the running requests need to decode `k` more tokens, from the histogram of
+    /// "steps until the next block boundary" (`hist[s]`, s in 0..bs).
+    fn blocks_needed(hist: &[u64], bs: u64, k: u64) -> u64 {
+        hist.iter()
+            .enumerate()
+            .filter(|&(s, _)| k > s as u64)
+            .map(|(s, &c)| c * ((k - s as u64 - 1) / bs + 1))
+            .sum()
+    }
+
+    /// Runs several identical decode-only iterations at once when nothing else can happen in
+    /// between (no prefill, no admission, no preemption, no completion before the last one,
+    /// no stats line). Exactly equivalent to stepping one by one.
+    fn try_bulk_decode(&mut self, sh: &mut Shared) -> bool {
+        let n = self.running.len() as u64;
+        if n == 0 {
+            return false;
+        }
+        let bs = self.bs as u64;
+        let mut hist = [0u64; 64];
+        let use_hist = bs <= 64;
+        if !use_hist {
+            return false;
+        }
+        let mut k_max = u64::MAX;
+        for r in &self.running {
+            if r.prefilling {
+                return false;
+            }
+            let room = (r.blocks as u64 * bs).saturating_sub(r.computed as u64);
+            if room >= bs {
+                return false;
+            }
+            hist[room as usize] += 1;
+            k_max = k_max.min(r.req.output_len.saturating_sub(r.req.gen) as u64);
+        }
+        let hist = &hist[..bs as usize];
+        let free = self.free_blocks();
+        let need1 = Self::blocks_needed(hist, bs, 1);
+        if need1 > free {
+            return false;
+        }
+        // Admission must stay impossible for the whole run (free blocks only shrink).
+        if let Some(head) = self.waiting.front() {
+            let total = head.input_len() as u64;
+            let admissible = if self.v1 {
+                let left = self.budget.saturating_sub(n);
+                left > 0
+                    && self.running.len() < self.max_seqs
+                    && ceil_div(total.min(left), bs) <= free - need1
+            } else {
+                self.running.len() < self.max_seqs && free >= ceil_div(total, bs) + self.watermark
+            };
+            if admissible {
+                return false;
+            }
+        }
+        if self.v1 && self.budget < n {
+            return false;
+        }
+        // The step before the first stats line is stepped normally.
+        let deadline = if self.v1 {
+            self.next_tick
+        } else {
+            self.last_log + self.interval
+        };
+        let (a, b, c) = self.step;
+        let nf = n as f64;
+        // Step time uses the KV after the step's token is written (as in `step_v1`).
+        let kv0 = (self.kv_tokens + n) as f64;
+        let span = |k: u64| -> f64 {
+            let kf = k as f64;
+            kf * (a + b * nf + c * kv0) + c * nf * kf * (kf - 1.0) / 2.0
+        };
+        let mut k = k_max.min(4096);
+        while k >= 2 && (span(k) >= deadline - self.t || Self::blocks_needed(hist, bs, k) > free) {
+            k /= 2;
+        }
+        if k < 2 {
+            return false;
+        }
+        let new_blocks = Self::blocks_needed(hist, bs, k);
+        let dt = span(k);
+        let k32 = k as u32;
+        let mut gen_tokens = 0u64;
+        for r in &mut self.running {
+            r.computed += k32;
+            r.req.gen += k32;
+            r.blocks = ceil_div(r.computed as u64, bs) as u32;
+            gen_tokens += k;
+        }
+        self.used_blocks += new_blocks;
+        let queued = self.waiting.len() as u64;
+        let kv_mid = self.kv_tokens + n * (k - 1) / 2;
+        sh.stats.record(self.t, dt, n, queued, kv_mid, gen_tokens);
+        sh.stats.decode_s += dt;
+        sh.stats.decode_tokens += gen_tokens;
+        sh.stats.generated_tokens += gen_tokens;
+        self.acc_gen += gen_tokens;
+        self.kv_tokens += gen_tokens;
+        self.t += dt;
+        let t = self.t;
+        self.done_buf.clear();
+        let mut i = 0;
+        while i < self.running.len() {
+            if self.running[i].req.gen >= self.running[i].req.output_len {
+                let v = self.running.remove(i);
+                self.used_blocks -= v.blocks as u64;
+                self.kv_tokens -= v.computed as u64;
+                self.done_buf.push(v.req);
+            } else {
+                i += 1;
+            }
+        }
+        let mut done = core::mem::take(&mut self.done_buf);
+        for req in done.drain(..) {
+            sh.complete(req, t);
+        }
+        self.done_buf = done;
+        true
+    }
+
     fn step_v1(&mut self, sh: &mut Shared) {
         let bs = self.bs as u64;
         let mut budget = self.budget;
@@ -460,8 +582,10 @@ impl Rank for VllmRank {
         if self.v1 {
             let t = self.t;
             self.flush_ticks(t, sh);
-            self.step_v1(sh);
-        } else {
+            if !self.try_bulk_decode(sh) {
+                self.step_v1(sh);
+            }
+        } else if !self.try_bulk_decode(sh) {
             self.step_v0(sh);
         }
     }

@@ -216,3 +216,19 @@ fn what_if_capacity_monotone() {
     );
     assert!(b.steady_gen_tok_s > 1.3 * a.steady_gen_tok_s);
 }
+
+#[test]
+fn steady_state_is_stable_across_seeds() {
+    let base = SimConfig {
+        duration_s: 1200.0,
+        ..SimConfig::preset("kv_bound").unwrap()
+    };
+    let (_, a) = run(&base);
+    let (_, b) = run(&SimConfig { seed: 99, ..base });
+    let rel = |x: f64, y: f64| (x / y - 1.0).abs();
+    assert!(
+        rel(a.steady_gen_tok_s, b.steady_gen_tok_s) < 0.03,
+        "{a:?} {b:?}"
+    );
+    assert!(rel(a.steady_mean_running, b.steady_mean_running) < 0.05);
+}
