@@ -7,13 +7,14 @@ use batchlens_sim::{simulate, SimConfig};
 
 fn main() {
     let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    // Durations chosen for roughly 30-60 MB of text per case.
     let cases: [(&str, f64); 6] = [
-        ("kv_bound", 36_000.0),
-        ("running_cap", 14_400.0),
-        ("decode_saturated", 14_400.0),
-        ("prefill_heavy", 7_200.0),
-        ("client_underload", 14_400.0),
-        ("vllm_kv_bound", 72_000.0),
+        ("kv_bound", 300_000.0),
+        ("running_cap", 50_000.0),
+        ("decode_saturated", 80_000.0),
+        ("prefill_heavy", 40_000.0),
+        ("client_underload", 60_000.0),
+        ("vllm_kv_bound", 400_000.0),
     ];
     for (name, duration) in cases {
         if filter.as_deref().is_some_and(|f| !name.contains(f)) {

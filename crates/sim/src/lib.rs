@@ -6,6 +6,19 @@
 //! lines through a callback. No I/O, no clock, no threads: the output depends only on the
 //! [`SimConfig`] (including its seed).
 //!
+//! Presets ([`SimConfig::preset`]), measured with seed 1 (steady window; DP/TP 1):
+//!
+//! | preset | engine | running | queued | gen tok/s | KV usage | retract/preempt |
+//! |---|---|---|---|---|---|---|
+//! | `kv_bound` | SGLang | 49.9 | 100.1 | 848 | 0.90 | 78 retractions |
+//! | `running_cap` | SGLang | 31.9 (cap 32) | 32.0 | 1473 | 0.07 | 0 |
+//! | `client_underload` | SGLang | 8.0 | 0.0 | 546 | 0.01 | 0 |
+//! | `prefill_heavy` | SGLang | 61.2 | 6.4 | 89 | 0.66 | 0 (prefill ~90% of time) |
+//! | `retraction` | SGLang | 42.4 | 107.6 | 742 | 0.88 | 219 retractions |
+//! | `decode_saturated` | SGLang | 383.9 | 0.0 | 1500 | 0.17 | 0 |
+//! | `vllm_kv_bound` | vLLM V1 | 60.1 | 90.2 | 873 | 0.99 | 2293 preemptions |
+//! | `vllm_v0_kv_bound` | vLLM V0 | 59.8 | 90.3 | 881 | 0.99 | 1545 preemptions |
+//!
 //! ```
 //! let cfg = batchlens_sim::SimConfig { num_requests: 20, ..Default::default() };
 //! let mut text = String::new();
