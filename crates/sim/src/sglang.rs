@@ -216,6 +216,9 @@ impl SglRank {
             let Some(req) = self.waiting.front() else {
                 break;
             };
+            // As in PrefillAdder.add_one_req: the candidate needs its input plus its whole
+            // (clipped) remaining max_new_tokens free, on top of the ratio-scaled reservation
+            // of the running requests and of those already added to this batch.
             let input = req.input_len() as u64;
             let total = (input + mnr(req)) as f64;
             if total >= avail - offset {
