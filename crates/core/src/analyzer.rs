@@ -10,6 +10,10 @@ use crate::report::{InputStats, LineExample, Report, SCHEMA_VERSION};
 use crate::timeline::Timeline;
 
 const MAX_EXAMPLES: usize = 5;
+/// Physical lines joined into one wrapped record at most. Terminals wrap a stats
+/// line into a handful; the cap keeps a held line followed by thousands of short
+/// tails linear instead of re-reading the growing join each time.
+const MAX_WRAPPED_JOINS: u32 = 16;
 const EXAMPLE_CHARS: usize = 120;
 /// Bytes inspected to decide whether the input is text.
 const SNIFF_BYTES: usize = 64 * 1024;
@@ -33,6 +37,8 @@ pub struct Analyzer {
     stats_by_engine: BTreeMap<Engine, u64>,
     /// A stats line that stopped short, waiting to see if the next line is its wrapped tail.
     held: Option<(u64, Vec<u8>)>,
+    /// Lines already joined into the held one.
+    held_joins: u32,
     scratch: Vec<u8>,
     join: Vec<u8>,
     recs: Vec<Record>,
@@ -60,6 +66,7 @@ impl Analyzer {
             input: InputStats::default(),
             stats_by_engine: BTreeMap::new(),
             held: None,
+            held_joins: 0,
             scratch: Vec::new(),
             join: Vec::new(),
             recs: Vec::new(),
@@ -123,12 +130,15 @@ impl Analyzer {
                 j.extend_from_slice(&held);
                 j.extend_from_slice(line);
                 self.input.joined_wrapped_lines += 1;
-                self.process(held_no, &j, false);
+                let joins = self.held_joins + 1;
+                self.process(held_no, &j, joins >= MAX_WRAPPED_JOINS);
+                self.held_joins = joins;
                 self.join = j;
                 return;
             }
             self.process(held_no, &held, true);
         }
+        self.held_joins = 0;
         self.process(no, line, false);
     }
 

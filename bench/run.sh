@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# batchlens throughput benchmark (issue 6). Not part of CI: it writes GBs.
+#
+#   bench/run.sh [--size BYTES] [--big] [--no-python] [--no-gzip] [--wasm] [--dir DIR]
+#
+# Generates a realistic SGLang log (bench/gen_sglang.py, cached in DIR), builds
+# batchlens in release, then times on the same warm file, in the same run:
+#   batchlens diagnose, wc -l, grep -c 'Decode batch' (output to a file: GNU grep
+#   stops at the first match when writing to /dev/null), and the Python streaming
+#   regex baseline (bench/baseline.py); peak RSS of batchlens (GNU time);
+#   batchlens on the .gz vs gzip -dc alone; with --big the same at 4x the size
+#   (the RSS must not grow); with --wasm the core in V8 (node).
+set -euo pipefail
+
+SIZE=1000000000
+BIG=0
+PY=1
+GZ=1
+WASM=0
+DIR=${BENCH_DIR:-/tmp/batchlens-bench}
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --size) SIZE=$2; shift 2 ;;
+    --big) BIG=1; shift ;;
+    --no-python) PY=0; shift ;;
+    --no-gzip) GZ=0; shift ;;
+    --wasm) WASM=1; shift ;;
+    --dir) DIR=$2; shift 2 ;;
+    -h|--help) sed -n 2,13p "$0"; exit 0 ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+  esac
+done
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$DIR"
+GNU_TIME=/usr/bin/time
+if ! "$GNU_TIME" -f %M true >/dev/null 2>&1; then
+  echo "GNU time is needed for peak RSS (Debian: apt-get install time)" >&2
+  exit 2
+fi
+
+gen() { # FILE SIZE
+  if [ -f "$1" ] && [ "$(stat -c %s "$1")" -ge "$2" ]; then return; fi
+  echo "generating $1 ($2 bytes)…" >&2
+  python3 "$ROOT/bench/gen_sglang.py" "$1.tmp" "$2" && mv "$1.tmp" "$1"
+}
+
+echo "building batchlens (release)…" >&2
+(cd "$ROOT" && cargo build --release -q -p batchlens-cli)
+BL="$ROOT/target/release/batchlens"
+
+# Seconds (ns precision) of the best of N runs of a command; output to $OUT.
+best() { # N CMD…
+  local n=$1; shift
+  local best=""
+  for _ in $(seq "$n"); do
+    local t0 t1
+    t0=$(date +%s%N)
+    "$@" >"$DIR/out" 2>/dev/null || true
+    t1=$(date +%s%N)
+    local d=$((t1 - t0))
+    if [ -z "$best" ] || [ "$d" -lt "$best" ]; then best=$d; fi
+  done
+  awk -v d="$best" 'BEGIN { printf "%.3f", d / 1e9 }'
+}
+rss_mib() { # CMD… → peak RSS in MiB
+  "$GNU_TIME" -f %M -o "$DIR/rss" "$@" >/dev/null 2>&1 || true
+  awk '{ printf "%.1f", $1 / 1024 }' "$DIR/rss"
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+gbs() { awk -v s="$1" -v t="$2" 'BEGIN { printf "%.2f", s / t / 1e9 }'; }
+
+measure() { # FILE
+  local f=$1 size
+  size=$(stat -c %s "$f")
+  cat "$f" >/dev/null # warm the page cache
+  local t_bl t_wc t_grep t_py
+  t_bl=$(best 3 "$BL" diagnose --format json "$f")
+  local lines_bl
+  lines_bl=$(grep -m1 '"lines"' "$DIR/out" | tr -dc 0-9)
+  t_wc=$(best 3 wc -l "$f")
+  t_grep=$(best 3 grep -c 'Decode batch' "$f")
+  local rss
+  rss=$(rss_mib "$BL" diagnose --format json "$f")
+  echo
+  echo "== $f: $size bytes, $lines_bl lines"
+  printf '%-34s %8ss  %6s GB/s\n' "batchlens diagnose" "$t_bl" "$(gbs "$size" "$t_bl")"
+  printf '%-34s %8ss  %6s GB/s\n' "wc -l" "$t_wc" "$(gbs "$size" "$t_wc")"
+  printf '%-34s %8ss  %6s GB/s\n' "grep -c 'Decode batch' > file" "$t_grep" "$(gbs "$size" "$t_grep")"
+  echo "batchlens / grep  = $(ratio "$t_bl" "$t_grep")   (target <= 1.0)"
+  echo "batchlens / wc -l = $(ratio "$t_bl" "$t_wc")   (stretch <= 2.0)"
+  echo "batchlens peak RSS = $rss MiB   (target <= 64)"
+  if [ "$PY" = 1 ] && [ "${2:-}" != nopy ]; then
+    t_py=$(best 1 python3 "$ROOT/bench/baseline.py" "$f")
+    printf '%-34s %8ss  %6s GB/s\n' "python regex baseline" "$t_py" "$(gbs "$size" "$t_py")"
+    echo "python / batchlens = $(ratio "$t_py" "$t_bl")   (target >= 50)"
+  fi
+  RSS_LAST=$rss
+}
+
+F1="$DIR/sglang-$SIZE.log"
+gen "$F1" "$SIZE"
+measure "$F1"
+RSS1=$RSS_LAST
+
+if [ "$GZ" = 1 ]; then
+  if [ ! -f "$F1.gz" ]; then
+    echo "compressing…" >&2
+    gzip -c "$F1" >"$F1.gz.tmp" && mv "$F1.gz.tmp" "$F1.gz"
+  fi
+  cat "$F1.gz" >/dev/null
+  t_gzip=$(best 3 gzip -dc "$F1.gz")
+  t_blgz=$(best 3 "$BL" diagnose --format json "$F1.gz")
+  echo
+  echo "== $F1.gz: $(stat -c %s "$F1.gz") bytes"
+  printf '%-34s %8ss\n' "gzip -dc" "$t_gzip"
+  printf '%-34s %8ss\n' "batchlens diagnose (.gz)" "$t_blgz"
+  echo "batchlens(.gz) / gzip -dc = $(ratio "$t_blgz" "$t_gzip")   (target <= 1.0)"
+fi
+
+if [ "$BIG" = 1 ]; then
+  F4="$DIR/sglang-$((SIZE * 4)).log"
+  gen "$F4" $((SIZE * 4))
+  measure "$F4" nopy
+  echo "peak RSS at 4x / 1x = $(ratio "$RSS_LAST" "$RSS1")   (target 0.9–1.1)"
+fi
+
+if [ "$WASM" = 1 ]; then
+  echo
+  echo "== wasm (node, simd128)"
+  "$ROOT/bench/wasm/run.sh" "$F1"
+fi
