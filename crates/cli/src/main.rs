@@ -2,6 +2,7 @@
 
 mod input;
 mod progress;
+mod simulate;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -30,6 +31,8 @@ struct Cli {
 enum Command {
     /// Read server logs and say what limits throughput.
     Diagnose(DiagnoseArgs),
+    /// Write the log of a simulated SGLang or vLLM server (deterministic for a seed).
+    Simulate(simulate::SimulateArgs),
 }
 
 #[derive(clap::Args)]
@@ -87,6 +90,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = std::panic::catch_unwind(|| match cli.command {
         Command::Diagnose(args) => diagnose(args),
+        Command::Simulate(args) => simulate::run(args),
     });
     match outcome {
         Ok(Ok(())) => ExitCode::SUCCESS,

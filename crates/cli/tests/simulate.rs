@@ -1,0 +1,94 @@
+//! `batchlens simulate`: the bundled example logs regenerate byte for byte with the
+//! commands in examples/README.md, and bad flags exit 2.
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn simulate(args: &[&str]) -> Vec<u8> {
+    let out = Command::cargo_bin("batchlens")
+        .unwrap()
+        .current_dir(root())
+        .arg("simulate")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+#[test]
+fn examples_regenerate() {
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "sglang-kv-bound.log",
+            &["--config", "examples/sglang-kv-bound.json"],
+        ),
+        (
+            "sglang-client-limited.log",
+            &["--preset", "client_underload"],
+        ),
+        ("sglang-retractions.log", &["--preset", "retraction"]),
+        ("vllm-kv-bound.log", &["--preset", "vllm_kv_bound"]),
+    ];
+    for (file, args) in cases {
+        let want = std::fs::read(root().join("examples").join(file)).unwrap();
+        assert!(want.len() <= 2 << 20, "{file} is over 2 MB");
+        let got = simulate(args);
+        assert!(
+            got == want,
+            "examples/{file} does not match `batchlens simulate {}`",
+            args.join(" ")
+        );
+    }
+}
+
+#[test]
+fn flags_override_and_seed_is_deterministic() {
+    let a = simulate(&["--preset", "running_cap", "--duration", "30", "--seed", "3"]);
+    let b = simulate(&["--preset", "running_cap", "--duration", "30", "--seed", "3"]);
+    assert_eq!(a, b);
+    let text = String::from_utf8(a).unwrap();
+    assert!(text.contains("max_running_requests=32"));
+    let c = simulate(&[
+        "--preset",
+        "running_cap",
+        "--duration",
+        "30",
+        "--max-running",
+        "16",
+        "--kv-tokens",
+        "200000",
+        "--engine",
+        "vllm",
+    ]);
+    let text = String::from_utf8(c).unwrap();
+    assert!(
+        text.contains("'max_num_seqs': 16"),
+        "{}",
+        &text[..2000.min(text.len())]
+    );
+}
+
+#[test]
+fn bad_input_exits_2() {
+    for args in [
+        &["simulate", "--preset", "nope"][..],
+        &["simulate", "--config", "/nonexistent/x.json"][..],
+        &["simulate", "--kv-tokens", "0"][..],
+    ] {
+        Command::cargo_bin("batchlens")
+            .unwrap()
+            .args(args)
+            .assert()
+            .code(2);
+    }
+}
