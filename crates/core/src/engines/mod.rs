@@ -3,6 +3,7 @@
 pub mod common;
 pub mod prefix;
 pub mod sglang;
+pub mod vllm;
 
 use crate::model::Record;
 
@@ -30,7 +31,7 @@ impl Engine {
     }
 
     /// Engines tried on every line when none is forced.
-    pub const ALL: &'static [Engine] = &[Engine::Sglang];
+    pub const ALL: &'static [Engine] = &[Engine::Sglang, Engine::Vllm];
 }
 
 /// What a parser made of a line.
@@ -63,7 +64,6 @@ pub trait LineParser {
 pub fn parser_for(engine: Engine) -> Box<dyn LineParser> {
     match engine {
         Engine::Sglang => Box::new(sglang::SglangParser::default()),
-        // vLLM arrives with its own module; until then SGLang stands in.
-        Engine::Vllm => Box::new(sglang::SglangParser::default()),
+        Engine::Vllm => Box::new(vllm::VllmParser::default()),
     }
 }

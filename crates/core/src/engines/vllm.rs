@@ -1,0 +1,884 @@
+//! vLLM log lines, V0 (`metrics.py`) and V1 (`loggers.py`), every variant since 0.2.
+//!
+//! The periodic stats line is read as `Label: value unit` parts split on `, `,
+//! never by position: V1 adds parts only when they are non-zero (`Deferred`,
+//! `Preemptions`, `KV fetch`), newer builds add hit rates, and V0 says `Pending`
+//! where V1 says `Waiting`. Percentages become fractions.
+//!
+//! Damaged pastes are common: terminal hard wraps (the line stops mid-part; we
+//! answer [`Outcome::Incomplete`] and get the joined text back), several records
+//! glued on one physical line (split at each record's prefix) and overwrites in
+//! the middle of a record (the part that cannot be read marks it damaged).
+
+use memchr::memmem;
+
+use super::prefix::last_stamp;
+use super::{Engine, LineParser, Outcome};
+use crate::config::{py_str, python_pairs};
+use crate::fields::{boolean, float, trim, uint, uint32};
+use crate::model::{ConfigItem, Event, EventKind, Record, Sample, SampleKind};
+
+/// Records read from one physical line; more than one only when newlines went missing.
+const MAX_RECORDS_PER_LINE: usize = 64;
+/// How far before a glued record's header its prefix may start.
+const MAX_PREFIX: usize = 256;
+/// vLLM's default KV block size (tokens), used when the log never states one.
+const DEFAULT_BLOCK_SIZE: u64 = 16;
+
+const STATS_HEADER: &[u8] = b"Avg prompt throughput: ";
+
+pub struct VllmParser {
+    header: memmem::Finder<'static>,
+    /// A block size was stated (or defaulted) already.
+    block_size_known: bool,
+}
+
+impl Default for VllmParser {
+    fn default() -> Self {
+        VllmParser {
+            header: memmem::Finder::new(STATS_HEADER),
+            block_size_known: false,
+        }
+    }
+}
+
+/// One stats record found in a line.
+struct Head {
+    /// Where the record's own text starts (`Engine 000: ` or `Avg prompt…`).
+    start: usize,
+    /// Where `Avg prompt throughput: ` starts.
+    body: usize,
+    /// `Engine 001`, `aggregated`, or empty (V0).
+    source: String,
+    v1: bool,
+}
+
+fn has(line: &[u8], pat: &[u8]) -> bool {
+    memmem::find(line, pat).is_some()
+}
+
+/// Reads the V1 engine label that ends right before `at`: `Engine 001: ` or
+/// `2 Engines Aggregated: `. Returns (label start, source).
+fn engine_label(line: &[u8], at: usize) -> Option<(usize, String)> {
+    let before = &line[..at];
+    if let Some(b) = before.strip_suffix(b" Engines Aggregated: ") {
+        let digits = b.iter().rev().take_while(|c| c.is_ascii_digit()).count();
+        if digits > 0 {
+            return Some((b.len() - digits, "aggregated".to_string()));
+        }
+        return Some((b.len() + 1, "aggregated".to_string()));
+    }
+    let b = before.strip_suffix(b": ")?;
+    let digits = b.iter().rev().take_while(|c| c.is_ascii_digit()).count();
+    if digits == 0 || digits > 6 {
+        return None;
+    }
+    let num = &b[b.len() - digits..];
+    let word = b[..b.len() - digits].strip_suffix(b"Engine ")?;
+    let start = word.len();
+    Some((start, format!("Engine {}", String::from_utf8_lossy(num))))
+}
+
+/// Where the prefix of a record whose own text starts at `start` begins, searching
+/// no further back than `lo`: the level word, any `(Proc pid=N) ` groups before it
+/// and a docker RFC3339 stamp before those. Used to end the previous glued record.
+fn prefix_start(line: &[u8], lo: usize, start: usize) -> usize {
+    let lo = lo.max(start.saturating_sub(MAX_PREFIX));
+    let window = &line[lo..start];
+    let mut best: Option<usize> = None;
+    for lvl in [
+        &b"INFO "[..],
+        b"DEBUG ",
+        b"WARNING ",
+        b"ERROR ",
+        b"CRITICAL ",
+    ] {
+        if let Some(i) = memmem::rfind(window, lvl) {
+            if best.is_none_or(|b| i > b) {
+                best = Some(i);
+            }
+        }
+    }
+    let mut pos = match best {
+        Some(i) => lo + i,
+        None => {
+            // `[file.py:NN] ` with no level: cut at the bracket.
+            match memchr::memrchr(b'[', window) {
+                Some(i) => lo + i,
+                None => return start,
+            }
+        }
+    };
+    // `(APIServer pid=1) `, `(EngineCore pid=925) (RayWorkerProc pid=8272) `.
+    while pos > lo + 1 && line[pos - 1] == b' ' && line[pos - 2] == b')' {
+        let mut depth = 0i32;
+        let mut j = pos - 2;
+        let open = loop {
+            match line[j] {
+                b')' => depth += 1,
+                b'(' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break Some(j);
+                    }
+                }
+                _ => {}
+            }
+            if j == lo {
+                break None;
+            }
+            j -= 1;
+        };
+        match open {
+            Some(o) if has(&line[o..pos], b" pid=") => pos = o,
+            _ => break,
+        }
+    }
+    // Docker `--timestamps`: `2026-05-12T08:01:39.331095044Z `.
+    if pos > lo + 1 && line[pos - 1] == b' ' && line[pos - 2] == b'Z' {
+        if let Some(s) = rfc3339_start(&line[lo..pos - 2]) {
+            pos = lo + s;
+        }
+    }
+    pos
+}
+
+/// Where an RFC3339 stamp `YYYY-MM-DDTHH:MM:SS[.fff]` that ends `text` starts.
+fn rfc3339_start(text: &[u8]) -> Option<usize> {
+    let mut end = text.len();
+    let digits = text.iter().rev().take_while(|c| c.is_ascii_digit()).count();
+    if digits > 0 && digits < end && text[end - digits - 1] == b'.' {
+        end -= digits + 1;
+    }
+    let start = end.checked_sub(19)?;
+    let t = &text[start..end];
+    let shape = b"dddd-dd-ddTdd:dd:dd";
+    t.iter()
+        .zip(shape)
+        .all(|(&c, &k)| {
+            if k == b'd' {
+                c.is_ascii_digit()
+            } else {
+                c == k
+            }
+        })
+        .then_some(start)
+}
+
+/// A part's value with its unit removed, or `None` when the unit is missing.
+fn unit<'a>(v: &'a [u8], u: &[u8]) -> Option<&'a [u8]> {
+    v.strip_suffix(u)
+}
+
+fn tok_s(v: &[u8]) -> Option<f64> {
+    float(unit(v, b" tokens/s")?)
+}
+
+fn reqs(v: &[u8]) -> Option<u32> {
+    uint32(unit(v, b" reqs")?)
+}
+
+fn pct(v: &[u8]) -> Option<f64> {
+    float(unit(v, b"%")?).map(|p| p / 100.0)
+}
+
+/// A value of a part we do not use: a number, optionally with a unit or `%`.
+fn is_value(v: &[u8]) -> bool {
+    let first = v.split(|&c| c == b' ').next().unwrap_or(v);
+    let first = first.strip_suffix(b"%").unwrap_or(first);
+    float(first).is_some() || first == b"nan" || boolean(first).is_some()
+}
+
+/// What reading one record's parts found.
+struct Body {
+    sample: Sample,
+    /// Every part read cleanly and the required ones are there.
+    complete: bool,
+    /// The record stops short (its last part is cut or a required part is missing).
+    cut_short: bool,
+}
+
+fn read_body(body: &[u8], v1: bool, mut s: Sample) -> Body {
+    let mut b = trim(body);
+    // V0 ends with "." (not in 0.2/0.3).
+    if let Some(x) = b.strip_suffix(b".") {
+        b = x;
+    }
+    let mut ok = true;
+    let mut cut_short = false;
+    // A trailing separator means the record was cut right after a part.
+    if let Some(x) = b.strip_suffix(b",") {
+        b = x;
+        cut_short = true;
+    }
+    let mut cpu_usage = None;
+    let mut saw_cpu_usage = false;
+    let mut in_list = false;
+    let mut parts = memmem::find_iter(b, b", ").peekable();
+    let mut from = 0;
+    loop {
+        let (part, last) = match parts.next() {
+            Some(i) => {
+                let p = &b[from..i];
+                from = i + 2;
+                (p, false)
+            }
+            None => (&b[from..], true),
+        };
+        let part = trim(part);
+        let good = match memmem::find(part, b": ") {
+            Some(c) => {
+                let key = &part[..c];
+                let val = trim(&part[c + 2..]);
+                in_list = false;
+                macro_rules! set {
+                    ($field:ident, $parse:expr) => {
+                        match $parse(val) {
+                            Some(v) => {
+                                s.$field = Some(v);
+                                true
+                            }
+                            None => false,
+                        }
+                    };
+                }
+                match key {
+                    b"Avg prompt throughput" => set!(input_tok_s, tok_s),
+                    b"Avg generation throughput" => set!(gen_tok_s, tok_s),
+                    b"Running" => set!(running, reqs),
+                    b"Waiting" | b"Pending" => set!(queued, reqs),
+                    b"Swapped" => set!(swapped, reqs),
+                    b"Preemptions" => set!(preempted, uint32),
+                    b"Prefix cache hit rate" => set!(prefix_hit, pct),
+                    b"GPU KV cache usage" => set!(kv_usage, pct),
+                    b"CPU KV cache usage" => {
+                        // V0: swap space in host memory. V1 on a CPU backend: the pool.
+                        saw_cpu_usage = true;
+                        cpu_usage = pct(val);
+                        cpu_usage.is_some()
+                    }
+                    k if k.ends_with(b" KV cache usage") => set!(kv_usage, pct),
+                    b"KV fetch" => {
+                        // "KV fetch: 1 waiting to start, 2 in progress, 0 completed waiting"
+                        in_list = true;
+                        is_value(val)
+                    }
+                    _ => is_value(val),
+                }
+            }
+            // The rest of a list value (`KV fetch`).
+            None => in_list && is_value(part),
+        };
+        if !good {
+            ok = false;
+            if last {
+                cut_short = true;
+            }
+        }
+        if last {
+            break;
+        }
+    }
+    if s.kv_usage.is_none() && v1 {
+        s.kv_usage = cpu_usage;
+    }
+    let mut required = s.input_tok_s.is_some()
+        && s.gen_tok_s.is_some()
+        && s.running.is_some()
+        && s.queued.is_some()
+        && s.kv_usage.is_some();
+    if !v1 {
+        // V0 always prints Swapped and the CPU (swap) usage last.
+        required &= s.swapped.is_some() && saw_cpu_usage;
+    }
+    if !required {
+        ok = false;
+        cut_short = true;
+    }
+    Body {
+        sample: s,
+        complete: ok && !cut_short,
+        cut_short,
+    }
+}
+
+impl VllmParser {
+    fn heads(&self, line: &[u8]) -> Vec<Head> {
+        let mut v = Vec::new();
+        for pos in self.header.find_iter(line) {
+            let (start, source, v1) = match engine_label(line, pos) {
+                Some((s, src)) => (s, src, true),
+                None => (pos, String::new(), false),
+            };
+            v.push(Head {
+                start,
+                body: pos,
+                source,
+                v1,
+            });
+            if v.len() >= MAX_RECORDS_PER_LINE {
+                break;
+            }
+        }
+        v
+    }
+
+    fn parse_stats(
+        &mut self,
+        line: &[u8],
+        no: u64,
+        last_chance: bool,
+        out: &mut Vec<Record>,
+    ) -> Option<Outcome> {
+        let hs = self.heads(line);
+        if hs.is_empty() {
+            return self.cut_in_header(line, no, last_chance, out);
+        }
+        // LMDeploy ≤0.12 prints a look-alike line with `Finished:` / `Unfinished:`.
+        if has(line, b"Unfinished: ") {
+            return None;
+        }
+        let mark = out.len();
+        let (mut full, mut damaged) = (0, 0);
+        let mut seg_start = 0;
+        for (k, h) in hs.iter().enumerate() {
+            let body_end = match hs.get(k + 1) {
+                Some(next) => prefix_start(line, h.body + STATS_HEADER.len(), next.start),
+                None => line.len(),
+            };
+            let stamp = last_stamp(&line[seg_start..h.start]).map(|f| f.stamp);
+            let s = Sample {
+                line: no,
+                stamp,
+                source: h.source.clone(),
+                kind: Some(SampleKind::Interval),
+                ..Sample::default()
+            };
+            let r = read_body(&line[h.body..body_end], h.v1, s);
+            let is_last = k + 1 == hs.len();
+            if is_last && r.cut_short && !last_chance {
+                out.truncate(mark);
+                return Some(Outcome::Incomplete);
+            }
+            let mut s = r.sample;
+            s.damaged = !r.complete;
+            if r.complete {
+                full += 1;
+            } else {
+                damaged += 1;
+            }
+            out.push(Record::Sample(s));
+            seg_start = body_end;
+        }
+        Some(Outcome::Stats { full, damaged })
+    }
+
+    /// A line wrapped inside the record header itself (`… Engine 000: Avg pro`).
+    fn cut_in_header(
+        &mut self,
+        line: &[u8],
+        no: u64,
+        last_chance: bool,
+        out: &mut Vec<Record>,
+    ) -> Option<Outcome> {
+        let t = trim(line);
+        let close = memmem::rfind(t, b"] ")?;
+        let mut rest = &t[close + 2..];
+        let tag = &t[..close];
+        if !(has(tag, b"metrics.py:") || has(tag, b"loggers.py:")) {
+            return None;
+        }
+        let mut source = String::new();
+        if let Some(i) = memmem::find(rest, b": ") {
+            let with = &rest[..i + 2];
+            if let Some((_, src)) = engine_label(with, with.len()) {
+                source = src;
+                rest = &rest[i + 2..];
+            }
+        }
+        let ok = if rest.is_empty() {
+            !source.is_empty()
+        } else {
+            STATS_HEADER.starts_with(rest)
+        };
+        if !ok {
+            return None;
+        }
+        if !last_chance {
+            return Some(Outcome::Incomplete);
+        }
+        out.push(Record::Sample(Sample {
+            line: no,
+            stamp: last_stamp(tag).map(|f| f.stamp),
+            source,
+            kind: Some(SampleKind::Interval),
+            damaged: true,
+            ..Sample::default()
+        }));
+        Some(Outcome::Stats {
+            full: 0,
+            damaged: 1,
+        })
+    }
+
+    fn parse_preemption(&mut self, line: &[u8], no: u64, out: &mut Vec<Record>) -> Option<Outcome> {
+        let at = memmem::find(line, b" is preempted by PreemptionMode.")?;
+        let msg_start = memmem::rfind(&line[..at], b"Sequence group").unwrap_or(at);
+        let cumulative = memmem::find(line, b"total_num_cumulative_preemption=").and_then(|i| {
+            let v = &line[i + 32..];
+            let e = v
+                .iter()
+                .position(|c| !c.is_ascii_digit())
+                .unwrap_or(v.len());
+            uint(&v[..e])
+        });
+        out.push(Record::Event(Event {
+            line: no,
+            stamp: last_stamp(&line[..msg_start]).map(|f| f.stamp),
+            clock_s: None,
+            source: String::new(),
+            kind: EventKind::Preemption { cumulative },
+        }));
+        Some(Outcome::Other("preemption"))
+    }
+
+    fn parse_config(&mut self, line: &[u8], no: u64, out: &mut Vec<Record>) -> Option<Outcome> {
+        let mut items = Vec::new();
+        if let Some(i) = memmem::find(line, b"non-default args: {") {
+            for (k, v) in python_pairs(&line[i + 18..]) {
+                self.arg(k, v, &mut items);
+            }
+        } else if let Some(i) = memmem::find(line, b"args: Namespace(") {
+            for (k, v) in python_pairs(&line[i + 6..]) {
+                self.arg(k, v, &mut items);
+            }
+        } else if let Some(i) = memmem::find(line, b" blocks: ") {
+            // `# GPU blocks: 27000, # CPU blocks: 2048` / `# cuda blocks: …`.
+            let hash = memchr::memrchr(b'#', &line[..i])?;
+            for part in line[hash..].split(|&c| c == b',') {
+                let part = trim(part);
+                let Some(p) = part.strip_prefix(b"# ") else {
+                    continue;
+                };
+                let Some(c) = memmem::find(p, b" blocks: ") else {
+                    continue;
+                };
+                let n = uint(&p[c + 9..]);
+                if p[..c].eq_ignore_ascii_case(b"CPU") {
+                    items.extend(n.map(ConfigItem::CpuKvBlocks));
+                } else {
+                    items.extend(n.map(ConfigItem::KvBlocks));
+                }
+            }
+            if items.is_empty() {
+                return None;
+            }
+            self.default_block_size(&mut items);
+        } else if let Some(i) = memmem::find(line, b"num_gpu_blocks is: ") {
+            let v = trim(&line[i + 19..]);
+            items.extend(uint(v).map(ConfigItem::KvBlocks));
+            self.default_block_size(&mut items);
+        } else if has(line, b"KV cache size: ") || has(line, b"Maximum concurrency for ") {
+            if let Some(i) = memmem::find(line, b"KV cache size: ") {
+                let v = &line[i + 15..];
+                let e = memmem::find(v, b" tokens").unwrap_or(v.len());
+                items.extend(uint(&v[..e]).map(ConfigItem::KvCapacityTokens));
+            }
+            if let Some(i) = memmem::find(line, b" per request: ") {
+                let v = trim(&line[i + 14..]);
+                let v = v.strip_suffix(b".").unwrap_or(v);
+                items.extend(
+                    v.strip_suffix(b"x")
+                        .and_then(float)
+                        .map(ConfigItem::MaxConcurrencyX),
+                );
+            }
+        } else if let Some(i) = memmem::find(line, b"with max_num_batched_tokens=") {
+            let v = &line[i + 28..];
+            let e = v
+                .iter()
+                .position(|c| !c.is_ascii_digit())
+                .unwrap_or(v.len());
+            items.extend(uint(&v[..e]).map(ConfigItem::MaxBatchedTokens));
+        } else if let Some(i) = memmem::find(line, b"Defaulting max_num_seqs to ") {
+            let v = &line[i + 27..];
+            let e = v
+                .iter()
+                .position(|c| !c.is_ascii_digit())
+                .unwrap_or(v.len());
+            items.extend(uint(&v[..e]).map(ConfigItem::MaxRunningRequests));
+        } else if let Some(i) = memmem::find(line, b"Available KV cache memory: ") {
+            let v = &line[i + 27..];
+            let e = memchr::memchr(b' ', v).unwrap_or(v.len());
+            items.extend(float(&v[..e]).map(ConfigItem::KvCacheGb));
+        } else if let Some(i) = memmem::find(line, b"LLM engine (v") {
+            // `Initializing a V1 LLM engine (v0.8.5) with config: model='…', …`
+            let v = &line[i + 13..];
+            if let Some(e) = memchr::memchr(b')', v) {
+                items.push(ConfigItem::EngineVersion(
+                    String::from_utf8_lossy(&v[..e]).into_owned(),
+                ));
+            }
+            if let Some(c) = memmem::find(line, b"with config: ") {
+                let mut wrapped = Vec::with_capacity(line.len() - c);
+                wrapped.push(b'(');
+                wrapped.extend_from_slice(&line[c + 13..]);
+                wrapped.push(b')');
+                for (k, v) in python_pairs(&wrapped) {
+                    self.arg(k, v, &mut items);
+                }
+            }
+        } else if let Some(i) = memmem::find(line, b"vLLM API server version ") {
+            let v = trim(&line[i + 24..]);
+            let e = memchr::memchr(b' ', v).unwrap_or(v.len());
+            items.push(ConfigItem::EngineVersion(
+                String::from_utf8_lossy(&v[..e]).into_owned(),
+            ));
+        } else if let Some(items2) = banner(line) {
+            items = items2;
+        } else {
+            return None;
+        }
+        out.push(Record::Config { line: no, items });
+        Some(Outcome::Other("startup"))
+    }
+
+    fn default_block_size(&mut self, items: &mut Vec<ConfigItem>) {
+        if !self.block_size_known {
+            self.block_size_known = true;
+            items.push(ConfigItem::BlockSize(DEFAULT_BLOCK_SIZE));
+        }
+    }
+
+    /// One `key=value` of `args: Namespace(…)`, `non-default args: {…}` or the engine config.
+    fn arg(&mut self, k: &[u8], v: &[u8], items: &mut Vec<ConfigItem>) {
+        let f = || float(v);
+        let u = || uint(v);
+        let s = || py_str(v);
+        let b = || boolean(v);
+        match k {
+            b"model" | b"model_tag" => items.extend(s().map(ConfigItem::Model)),
+            b"max_num_seqs" => items.extend(u().map(ConfigItem::MaxRunningRequests)),
+            b"gpu_memory_utilization" => items.extend(f().map(ConfigItem::GpuMemoryUtilization)),
+            b"max_num_batched_tokens" => items.extend(u().map(ConfigItem::MaxBatchedTokens)),
+            b"kv_cache_dtype" => items.extend(s().map(ConfigItem::KvCacheDtype)),
+            b"enable_prefix_caching" => items.extend(b().map(ConfigItem::PrefixCaching)),
+            b"tensor_parallel_size" => items.extend(u().map(ConfigItem::TensorParallel)),
+            b"data_parallel_size" => items.extend(u().map(ConfigItem::DataParallel)),
+            b"pipeline_parallel_size" => items.extend(u().map(ConfigItem::PipelineParallel)),
+            b"max_model_len" | b"max_seq_len" => items.extend(u().map(ConfigItem::ContextLength)),
+            b"swap_space" => items.extend(f().map(ConfigItem::SwapSpaceGb)),
+            b"block_size" => {
+                if let Some(n) = u() {
+                    self.block_size_known = true;
+                    items.push(ConfigItem::BlockSize(n));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The message after a vLLM prefix (`… [file.py:NN] ` or `… file.py:NN] `), if the line has one.
+fn message(line: &[u8]) -> Option<&[u8]> {
+    let i = memmem::find(line, b".py:")?;
+    let close = memchr::memchr(b']', &line[i..])? + i;
+    Some(&line[close + 1..])
+}
+
+/// The 0.19+ startup banner: block-art lines (U+2580–U+259F), some carrying
+/// `version X` or `model Y`, and blank message lines.
+fn banner(line: &[u8]) -> Option<Vec<ConfigItem>> {
+    let msg = message(line)?;
+    if !has(line, b"[utils.py:") && !has(msg, b"\xe2\x96") {
+        return None;
+    }
+    let t = trim(msg);
+    if !t.is_empty() && !has(t, b"\xe2\x96") {
+        return None;
+    }
+    let mut items = Vec::new();
+    let word_after = |key: &[u8]| -> Option<String> {
+        let i = memmem::find(t, key)?;
+        let v = trim(&t[i + key.len()..]);
+        let e = memchr::memchr(b' ', v).unwrap_or(v.len());
+        (e > 0).then(|| String::from_utf8_lossy(&v[..e]).into_owned())
+    };
+    items.extend(word_after(b" version ").map(ConfigItem::EngineVersion));
+    items.extend(word_after(b" model ").map(ConfigItem::Model));
+    Some(items)
+}
+
+/// Known vLLM lines that are not stats lines.
+fn other_known(line: &[u8]) -> Option<&'static str> {
+    const KINDS: &[(&[u8], &str)] = &[
+        (b"Prefix cache hit rate: GPU: ", "prefix_cache"),
+        (b"SpecDecoding metrics: ", "spec_decoding"),
+        (b"Speculative metrics: ", "spec_decoding"),
+        (b" context requests, ", "iteration"),
+        (b"has been resumed!", "preemption_resume"),
+        (b"] Resumed request ", "preemption_resume"),
+        (b"Heartbeat successful", "heartbeat"),
+        (b"LMCache INFO", "lmcache"),
+        (b"LMCache WARNING", "lmcache"),
+        (b"LMCache DEBUG", "lmcache"),
+        (b"LMCache ERROR", "lmcache"),
+        (b"] Received request ", "request_log"),
+        (b"] Added request ", "request_log"),
+        (b"] Finished request ", "request_log"),
+        (b"] Aborted request ", "request_log"),
+        (b"Streaming response generated", "request_log"),
+        (b"[vLLM] Elapsed time for batch", "batch_timing"),
+        (b"block_manager::vllm::connector", "kv_connector"),
+        (b"disabling stats logging", "stats_disabled"),
+        (b"Starting vLLM API server", "startup"),
+        (b"Started server process", "startup"),
+        (b"Waiting for application startup", "startup"),
+        (b"Application startup complete", "startup"),
+        (b"Loading model weights took", "startup"),
+        (b"Model loading took", "startup"),
+        (b"Memory profiling takes", "startup"),
+        (b"Graph capturing finished", "startup"),
+        (b"init engine (profile, create kv cache", "startup"),
+        (b"Capturing CUDA graph", "startup"),
+        (b"Using max model len", "startup"),
+        (b"Supported_tasks", "startup"),
+        (b"Available routes are", "startup"),
+        (b"] Route: ", "startup"),
+        (b"Starting to load model", "startup"),
+    ];
+    let t = trim(line);
+    if t.starts_with(b"$ vllm ") || t.starts_with(b"vllm serve ") {
+        return Some("command");
+    }
+    KINDS
+        .iter()
+        .find(|(p, _)| memmem::find(line, p).is_some())
+        .map(|&(_, k)| k)
+}
+
+impl LineParser for VllmParser {
+    fn engine(&self) -> Engine {
+        Engine::Vllm
+    }
+
+    fn parse(&mut self, line: &[u8], no: u64, last_chance: bool, out: &mut Vec<Record>) -> Outcome {
+        if let Some(o) = self.parse_stats(line, no, last_chance, out) {
+            return o;
+        }
+        if let Some(o) = self.parse_preemption(line, no, out) {
+            return o;
+        }
+        if let Some(k) = other_known(line) {
+            return Outcome::Other(k);
+        }
+        if let Some(o) = self.parse_config(line, no, out) {
+            return o;
+        }
+        Outcome::NotMine
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(p: &mut VllmParser, line: &str, last_chance: bool) -> (Outcome, Vec<Record>) {
+        let mut out = Vec::new();
+        let o = p.parse(line.as_bytes(), 7, last_chance, &mut out);
+        (o, out)
+    }
+
+    fn one(line: &str) -> (Outcome, Vec<Record>) {
+        run(&mut VllmParser::default(), line, true)
+    }
+
+    fn sample(line: &str) -> Sample {
+        match one(line).1.into_iter().next() {
+            Some(Record::Sample(s)) => s,
+            other => panic!("no sample: {other:?}"),
+        }
+    }
+
+    fn config(line: &str) -> Vec<ConfigItem> {
+        match one(line).1.into_iter().next() {
+            Some(Record::Config { items, .. }) => items,
+            other => panic!("no config: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn v0_line_with_and_without_the_final_dot() {
+        for l in [
+            "INFO 01-22 18:27:20 metrics.py:449] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 41.7 tokens/s, Running: 1 reqs, Swapped: 2 reqs, Pending: 3 reqs, GPU KV cache usage: 2.0%, CPU KV cache usage: 0.5%.",
+            "INFO 01-22 18:27:20 metrics.py:449] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 41.7 tokens/s, Running: 1 reqs, Swapped: 2 reqs, Pending: 3 reqs, GPU KV cache usage: 2.0%, CPU KV cache usage: 0.5%",
+        ] {
+            let s = sample(l);
+            assert!(!s.damaged, "{l}");
+            assert_eq!((s.running, s.swapped, s.queued), (Some(1), Some(2), Some(3)));
+            assert_eq!(s.kv_usage, Some(0.02));
+            assert_eq!(s.gen_tok_s, Some(41.7));
+            assert_eq!(s.input_tok_s, Some(0.0));
+            assert_eq!(s.kind, Some(SampleKind::Interval));
+            assert_eq!(s.source, "");
+            let st = s.stamp.unwrap();
+            assert_eq!((st.year, st.month, st.day), (None, Some(1), Some(22)));
+        }
+    }
+
+    #[test]
+    fn v1_line_with_every_optional_part() {
+        let s = sample("(APIServer pid=7) INFO 11-30 12:00:10 [loggers.py:330] Engine 000: Avg prompt throughput: 812.4 tokens/s, Avg generation throughput: 1530.2 tokens/s, Running: 64 reqs, Waiting: 12 reqs, Deferred: 2 reqs, KV fetch: 1 waiting to start, 2 in progress, 0 completed waiting, Preemptions: 3, GPU KV cache usage: 99.1%, Prefix cache hit rate: 12.5%, External prefix cache hit rate: 100.0%, MM cache hit rate: 0.0%");
+        assert!(!s.damaged);
+        assert_eq!(s.source, "Engine 000");
+        assert_eq!(
+            (s.running, s.queued, s.preempted),
+            (Some(64), Some(12), Some(3))
+        );
+        assert_eq!(s.kv_usage, Some(0.991));
+        assert_eq!(s.prefix_hit, Some(0.125));
+        assert_eq!(s.input_tok_s, Some(812.4));
+        let s = sample("INFO 11-30 12:00:10 [loggers.py:330] 2 Engines Aggregated: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 4 reqs, Waiting: 0 reqs, XPU KV cache usage: 50.0%");
+        assert!(!s.damaged);
+        assert_eq!(s.source, "aggregated");
+        assert_eq!(s.kv_usage, Some(0.5));
+        // A CPU backend's pool is the `CPU KV cache usage` part in V1.
+        let s = sample("INFO 11-30 12:00:10 [loggers.py:330] Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 4 reqs, Waiting: 0 reqs, CPU KV cache usage: 40.0%");
+        assert_eq!((s.kv_usage, s.damaged), (Some(0.4), false));
+    }
+
+    #[test]
+    fn wrapped_line_is_incomplete_until_joined() {
+        let mut p = VllmParser::default();
+        let head = "INFO 07-03 23:23:42 [metrics.py:536] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 616.1 tokens/s, Running: 32 r";
+        let (o, r) = run(&mut p, head, false);
+        assert_eq!(o, Outcome::Incomplete);
+        assert!(r.is_empty());
+        let joined = format!("{head}eqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 17.6%, CPU KV cache usage: 0.0%.   ");
+        let (o, r) = run(&mut p, &joined, false);
+        assert_eq!(
+            o,
+            Outcome::Stats {
+                full: 1,
+                damaged: 0
+            }
+        );
+        let Record::Sample(s) = &r[0] else { panic!() };
+        assert_eq!(s.running, Some(32));
+        // At the last chance the cut record is read as damaged, keeping its clean parts.
+        let (o, r) = run(&mut p, head, true);
+        assert_eq!(
+            o,
+            Outcome::Stats {
+                full: 0,
+                damaged: 1
+            }
+        );
+        let Record::Sample(s) = &r[0] else { panic!() };
+        assert_eq!(
+            (s.gen_tok_s, s.running, s.damaged),
+            (Some(616.1), None, true)
+        );
+        // Wrapped inside the header.
+        let (o, _) = run(
+            &mut p,
+            "(APIServer pid=1) INFO 10-14 17:07:38 [loggers.py:123] Engine 000: Avg promp",
+            false,
+        );
+        assert_eq!(o, Outcome::Incomplete);
+    }
+
+    #[test]
+    fn glued_records_are_split_at_each_prefix() {
+        let (o, r) = one("INFO 07-28 06:41:09 [loggers.py:118] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 239.2 tokens/s, Running: 8 reqs, Waiting: 0 reqs, GPU KV cache usage: 91.6%, Prefix cache hit rate: 0.0%2025-10-15T00:07:38.764529167Z (APIServer pid=1) INFO 07-28 06:41:19 [loggers.py:118] Engine 001: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 240.0 tokens/s, Running: 9 reqs, Waiting: 0 reqs, GPU KV cache usage: 91.9%, Prefix cache hit rate: 0.0%");
+        assert_eq!(
+            o,
+            Outcome::Stats {
+                full: 2,
+                damaged: 0
+            }
+        );
+        let (Record::Sample(a), Record::Sample(b)) = (&r[0], &r[1]) else {
+            panic!()
+        };
+        assert_eq!((a.running, b.running), (Some(8), Some(9)));
+        assert_eq!(b.source, "Engine 001");
+        assert_eq!(
+            b.stamp.unwrap().second_of_day,
+            (6 * 3600 + 41 * 60 + 19) as f64
+        );
+        // A garbled overwrite: the first record is damaged, the second read.
+        let (o, _) = one("INFO 07-03 23:23:53 [metrics.py:536] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 597.0 tokens/s, Running: 32 $INFO 07-03 23:23:58 [metrics.py:536] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 589.1 tokens/s, Running: 32 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 24.8%, CPU KV cache usage: 0.0%.");
+        assert_eq!(
+            o,
+            Outcome::Stats {
+                full: 1,
+                damaged: 1
+            }
+        );
+    }
+
+    #[test]
+    fn preemption_warning_is_a_cumulative_event() {
+        let (o, r) = one(" Sequence group 221 is preempted by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. total_num_cumulative_preemption=101");
+        assert_eq!(o, Outcome::Other("preemption"));
+        let Record::Event(e) = &r[0] else { panic!() };
+        assert_eq!(
+            e.kind,
+            EventKind::Preemption {
+                cumulative: Some(101)
+            }
+        );
+        assert!(e.stamp.is_none());
+        let (_, r) = one("WARNING 08-20 10:18:39 scheduler.py:1141] Sequence group 147 is preempted by PreemptionMode.SWAP mode because there is not enough KV cache space. total_num_cumulative_preemption=50");
+        let Record::Event(e) = &r[0] else { panic!() };
+        assert!(e.stamp.is_some());
+    }
+
+    #[test]
+    fn startup_capacity_and_args() {
+        let c = config(
+            "INFO 05-25 06:50:29 [executor_base.py:112] # cuda blocks: 27000, # CPU blocks: 2048",
+        );
+        assert_eq!(
+            c,
+            [
+                ConfigItem::KvBlocks(27000),
+                ConfigItem::CpuKvBlocks(2048),
+                ConfigItem::BlockSize(16)
+            ]
+        );
+        let c = config("(EngineCore_DP0 pid=9) INFO 05-25 06:50:29 [kv_cache_utils.py:1087] GPU KV cache size: 1,234,560 tokens");
+        assert_eq!(c, [ConfigItem::KvCapacityTokens(1_234_560)]);
+        let c = config("INFO 05-25 06:50:29 [kv_cache_utils.py:1091] Maximum concurrency for 32,768 tokens per request: 37.68x");
+        assert_eq!(c, [ConfigItem::MaxConcurrencyX(37.68)]);
+        let c = config("(APIServer pid=1) INFO 05-25 06:50:29 [utils.py:233] non-default args: {'model_tag': 'Qwen/Qwen3-8B', 'max_num_seqs': 128, 'gpu_memory_utilization': 0.95, 'enable_prefix_caching': True, 'block_size': 32}");
+        assert!(c.contains(&ConfigItem::Model("Qwen/Qwen3-8B".into())));
+        assert!(c.contains(&ConfigItem::MaxRunningRequests(128)));
+        assert!(c.contains(&ConfigItem::GpuMemoryUtilization(0.95)));
+        assert!(c.contains(&ConfigItem::PrefixCaching(true)));
+        assert!(c.contains(&ConfigItem::BlockSize(32)));
+        let c = config("INFO 01-01 00:00:00 api_server.py:1 args: Namespace(host=None, model='m', tensor_parallel_size=2, max_num_seqs=256, max_model_len=None, swap_space=4, block_size=None)");
+        assert!(c.contains(&ConfigItem::TensorParallel(2)));
+        assert!(c.contains(&ConfigItem::SwapSpaceGb(4.0)));
+        let c = config("INFO 01-01 00:00:00 [core.py:1] Initializing a V1 LLM engine (v0.8.5) with config: model='Qwen/Qwen3-8B', speculative_config=None, max_seq_len=40960, kv_cache_dtype=auto, enable_prefix_caching=True, compilation_config={\"level\": 3}");
+        assert!(c.contains(&ConfigItem::EngineVersion("0.8.5".into())));
+        assert!(c.contains(&ConfigItem::ContextLength(40960)));
+        assert!(c.contains(&ConfigItem::KvCacheDtype("auto".into())));
+        let c = config("INFO 01-01 00:00:00 [config.py:1] Chunked prefill is enabled with max_num_batched_tokens=8192.");
+        assert_eq!(c, [ConfigItem::MaxBatchedTokens(8192)]);
+        let c = config("INFO 01-01 00:00:00 [config.py:1] Defaulting max_num_seqs to 1024 for OPENAI_API_SERVER usage context.");
+        assert_eq!(c, [ConfigItem::MaxRunningRequests(1024)]);
+    }
+
+    #[test]
+    fn sglang_lines_are_not_mine() {
+        for l in [
+            "[2026-02-24 10:55:32 TP0] Decode batch, #running-req: 56, #token: 81290, token usage: 0.70, cuda graph: True, gen throughput (token/s): 888.95, #queue-req: 94",
+            "[2026-02-24 10:55:32 TP0] Prefill batch, #new-seq: 1, #new-token: 2, #cached-token: 0, token usage: 0.70, #running-req: 56, #queue-req: 94",
+            "[2025-08-11 17:17:03] max_total_num_tokens=665690, chunked_prefill_size=8192",
+        ] {
+            assert_eq!(one(l).0, Outcome::NotMine, "{l}");
+        }
+    }
+}
