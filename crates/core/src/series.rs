@@ -39,6 +39,14 @@ impl Acc {
     }
 }
 
+fn pick(prefer_decode: bool, decode: &Acc, prefill: &Acc) -> Option<f64> {
+    if prefer_decode {
+        decode.mean().or_else(|| prefill.mean())
+    } else {
+        prefill.mean()
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Bucket {
     samples: u32,
@@ -196,21 +204,10 @@ impl Series {
                 t_s: i as f64 * self.width_s,
                 samples: b.samples,
                 line: b.first_line,
-                running: if prefer_decode {
-                    b.running.mean()
-                } else {
-                    b.p_running.mean()
-                },
-                queued: if prefer_decode {
-                    b.queued.mean()
-                } else {
-                    b.p_queued.mean()
-                },
-                kv_usage: if prefer_decode {
-                    b.kv_usage.mean()
-                } else {
-                    b.p_kv_usage.mean()
-                },
+                // Decode lines win; prefill lines fill in what they lack (cut or old formats).
+                running: pick(prefer_decode, &b.running, &b.p_running),
+                queued: pick(prefer_decode, &b.queued, &b.p_queued),
+                kv_usage: pick(prefer_decode, &b.kv_usage, &b.p_kv_usage),
                 gen_tok_s: b.gen.mean(),
                 input_tok_s: b.input.mean(),
                 retractions: b.retractions,

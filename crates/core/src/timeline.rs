@@ -406,13 +406,19 @@ impl Timeline {
         } else {
             &self.prefill.input
         };
+        // A figure the main phase lacks (cut lines, old formats) comes from the other phase.
+        let either = |f: fn(&Phase) -> &Stream| {
+            f(main)
+                .distribution()
+                .or_else(|| f(&self.prefill).distribution())
+        };
         let summary = Summary {
             gen_throughput_tok_s: self.decode.gen.distribution(),
             input_throughput_tok_s: input_stream.distribution(),
-            running_requests: main.running.distribution(),
-            queued_requests: main.queued.distribution(),
-            kv_usage: main.kv_usage.distribution(),
-            kv_tokens: main.kv_tokens.distribution(),
+            running_requests: either(|p| &p.running),
+            queued_requests: either(|p| &p.queued),
+            kv_usage: either(|p| &p.kv_usage),
+            kv_tokens: either(|p| &p.kv_tokens),
             generated_tokens_estimate: sig(self.gen_tokens),
             sustained_gen_tok_s: (busy > 0.0 && self.gen_tokens > 0.0)
                 .then(|| sig(self.gen_tokens / busy)),

@@ -1,4 +1,14 @@
 //! From the timeline to a verdict: what limits throughput, the evidence, the fix.
+//!
+//! Rules follow the schedulers' mechanics, not any one log: a request waits
+//! either because the KV pool (used + reserved) cannot take it, because a cap
+//! on running requests is reached, or because admission (prefill) is slower
+//! than arrival; when nothing waits, the client is the limit unless decode
+//! itself is saturated. Retractions/preemptions are a finding of their own.
+
+mod actions;
+mod rules;
+pub mod window;
 
 use serde::Serialize;
 
@@ -86,9 +96,28 @@ pub struct Facts {
     pub prefill_time_share: Option<f64>,
     pub idle_fraction: Option<f64>,
     pub retractions_per_minute: Option<f64>,
+    /// Prompt tokens ÷ (prompt + generated tokens) processed in the steady state.
+    pub prefill_token_share: Option<f64>,
+    /// Warm-up and drain cut from the judged window, seconds.
+    pub warmup_s: Option<f64>,
+    pub drain_s: Option<f64>,
+    /// Configured cap on running requests, when known.
+    pub running_cap: Option<f64>,
 }
 
-/// Diagnoses a report. `None` only if the report cannot be judged at all.
-pub fn diagnose(_report: &crate::report::Report) -> Option<Diagnosis> {
-    None
+/// Diagnoses a report. Always gives a verdict; `insufficient_data` when the log cannot be judged.
+pub fn diagnose(report: &crate::report::Report) -> Option<Diagnosis> {
+    let ctx = rules::Ctx::new(report);
+    let mut findings = rules::findings(&ctx);
+    findings.sort_by(|a, b| {
+        b.confidence
+            .total_cmp(&a.confidence)
+            .then(a.kind.cmp(&b.kind))
+    });
+    let primary = findings.first()?.clone();
+    Some(Diagnosis {
+        primary,
+        findings,
+        facts: ctx.facts.clone(),
+    })
 }

@@ -8,13 +8,14 @@ pub use text::text;
 
 use crate::report::{Distribution, Report};
 
-/// Thousands-grouped integer or short float, for people.
+/// Thousands-grouped integer or short float, for people: 885, 56, 12.5, 3.92.
 pub fn num(v: f64) -> String {
     if !v.is_finite() {
         return "n/a".into();
     }
     let a = v.abs();
-    if a >= 1000.0 || (v.fract() == 0.0 && a >= 1.0) {
+    let near_int = (v - v.round()).abs() < 0.05 * a.max(1.0) / 10.0;
+    if a >= 100.0 || (a >= 1.0 && near_int) {
         let r = v.round() as i64;
         let s = r.abs().to_string();
         let mut out = String::new();

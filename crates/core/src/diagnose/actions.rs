@@ -1,0 +1,442 @@
+//! What to change: exact flags for the engine at hand, with the expected effect.
+
+use super::rules::Ctx;
+use super::Action;
+use crate::render::num;
+use crate::whatif::{Change, Prediction};
+
+fn change(parameter: &str, value: f64) -> Change {
+    Change {
+        parameter: parameter.to_string(),
+        value,
+    }
+}
+
+fn predict(c: &Ctx, changes: &[Change]) -> Option<Prediction> {
+    c.model.as_ref().map(|m| m.predict(changes))
+}
+
+fn effect_of(c: &Ctx, p: &Option<Prediction>, extra: &str) -> String {
+    let base = match (p, &c.model) {
+        (Some(p), Some(m)) => format!(
+            "~{} running and ~{} tok/s (range {}–{}) instead of {} and {}",
+            num(p.running_requests),
+            num(p.gen_throughput_tok_s),
+            num(p.low),
+            num(p.high),
+            num(m.running),
+            num(m.gen_tok_s)
+        ),
+        _ => String::new(),
+    };
+    match (base.is_empty(), extra.is_empty()) {
+        (true, _) => extra.to_string(),
+        (false, true) => base,
+        (false, false) => format!("{base}; {extra}"),
+    }
+}
+
+fn action(c: &Ctx, id: &str, flag: String, why: String, changes: &[Change], extra: &str) -> Action {
+    let predicted = if changes.is_empty() {
+        None
+    } else {
+        predict(c, changes)
+    };
+    Action {
+        id: id.to_string(),
+        flag,
+        why,
+        effect: effect_of(c, &predicted, extra),
+        predicted,
+    }
+}
+
+/// More memory for the KV pool: SGLang's mem_fraction_static, vLLM's gpu_memory_utilization.
+fn more_kv_memory(c: &Ctx) -> Action {
+    let cfg = &c.r.config;
+    if c.sglang {
+        let m = cfg.mem_fraction_static;
+        let avail = cfg.available_gpu_mem_gb;
+        let headroom = avail.map(|a| a - 6.0);
+        // GB the pool could gain while keeping ~6 GB for activations and graphs.
+        let gain = match (headroom, cfg.kv_cache_gb) {
+            (Some(h), Some(kv)) if h > 0.0 && kv > 0.0 => Some(1.0 + h / kv),
+            _ => None,
+        };
+        let target = m.map(|m| (m + 0.04).min(0.95));
+        let flag = match target {
+            Some(t) => format!("--mem-fraction-static {t:.2}"),
+            None => "--mem-fraction-static 0.90".to_string(),
+        };
+        let why = match (m, avail) {
+            (Some(m), Some(a)) if a < 7.0 => format!(
+                "mem_fraction_static is {m} and only {a} GB is left after the pool: little headroom, so raise it in small steps (+0.01) and watch for out-of-memory errors; the docs keep 5–8 GB free"
+            ),
+            (Some(m), Some(a)) => format!(
+                "mem_fraction_static is {m} with {a} GB of GPU memory unused after the pool: keep 5–8 GB for activations and CUDA graphs and give the rest to the KV pool"
+            ),
+            (Some(m), None) => format!("mem_fraction_static is {m}: a larger fraction grows the KV pool (keep 5–8 GB free; read available_gpu_mem at startup)"),
+            _ => "A larger static memory fraction grows the KV pool (keep 5–8 GB free; read available_gpu_mem in the startup line)".to_string(),
+        };
+        let scale = gain.unwrap_or(1.1);
+        let extra = if gain.is_some() {
+            ""
+        } else {
+            "assuming the pool grows ~10%"
+        };
+        action(
+            c,
+            "more_kv_memory",
+            flag,
+            why,
+            &[change("kv_scale", scale)],
+            extra,
+        )
+    } else {
+        let u = cfg.gpu_memory_utilization.unwrap_or(0.9);
+        let t = (u + 0.05).min(0.97);
+        action(
+            c,
+            "more_kv_memory",
+            format!("--gpu-memory-utilization {t:.2}"),
+            format!("gpu_memory_utilization is {u}: what is left after weights and activations becomes KV cache, so each +0.05 adds a sizeable share to the pool (watch for out-of-memory)"),
+            &[change("kv_scale", 1.12)],
+            "assuming weights take about half the GPU, so the pool grows ~12%",
+        )
+    }
+}
+
+fn fp8_kv(c: &Ctx) -> Option<Action> {
+    if c.r
+        .config
+        .kv_cache_dtype
+        .as_deref()
+        .is_some_and(|d| d.contains("fp8") || d.contains("float8"))
+    {
+        return None;
+    }
+    let (flag, why) = if c.sglang {
+        (
+            "--kv-cache-dtype fp8_e4m3",
+            "An FP8 KV cache stores about twice the tokens in the same memory. Check accuracy on your task, and use an attention backend with fused FP8 support or decode slows down",
+        )
+    } else {
+        (
+            "--kv-cache-dtype fp8",
+            "An FP8 KV cache stores about twice the tokens in the same memory; check accuracy on your task",
+        )
+    };
+    Some(action(
+        c,
+        "fp8_kv_cache",
+        flag.to_string(),
+        why.to_string(),
+        &[change("kv_dtype_fp8", 1.0)],
+        "",
+    ))
+}
+
+fn client_concurrency(c: &Ctx, target: f64, why: String) -> Action {
+    let n = target.round().max(1.0);
+    action(
+        c,
+        "client_concurrency",
+        format!(
+            "client: keep ~{} requests in flight (e.g. bench_serving --max-concurrency {})",
+            num(n),
+            num(n)
+        ),
+        why,
+        &[change("client_concurrency", n)],
+        "",
+    )
+}
+
+pub fn kv_capacity(c: &Ctx) -> Vec<Action> {
+    let mut v = vec![more_kv_memory(c)];
+    v.extend(fp8_kv(c));
+    if c.sglang {
+        let kv_gb =
+            c.r.config
+                .kv_cache_gb
+                .map(|g| (2.0 * g).ceil())
+                .unwrap_or(64.0);
+        v.push(action(
+            c,
+            "hierarchical_cache",
+            format!("--enable-hierarchical-cache --hicache-size {}", num(kv_gb)),
+            "A host-memory tier behind the GPU pool keeps evicted prefixes (system prompts, earlier turns) in CPU RAM and loads them back instead of recomputing; it helps most when prompts share prefixes".to_string(),
+            &[],
+            "more prefix-cache hits and shorter prefills; the GPU pool for running requests stays the same size",
+        ));
+        if c.kv().is_some_and(|u| u < 0.9) && c.waiting() {
+            let cur = c.r.config.schedule_conservativeness.unwrap_or(1.0);
+            let t = (cur * 0.3).max(0.1);
+            v.push(action(
+                c,
+                "schedule_conservativeness",
+                format!("--schedule-conservativeness {t:.1}"),
+                "The pool looks full only because of what SGLang reserves for future tokens. A lower conservativeness reserves less and admits more requests; if they then outgrow the pool, requests are retracted (about one retraction per minute is fine)".to_string(),
+                &[change("schedule_conservativeness", t / cur)],
+                "risk: retractions if outputs run long",
+            ));
+        }
+    } else {
+        v.push(action(
+            c,
+            "tensor_parallel",
+            "--tensor-parallel-size 2 (or more GPUs per replica)".to_string(),
+            "Sharding the model over more GPUs frees memory per GPU for KV cache".to_string(),
+            &[],
+            "roughly doubles the KV pool per replica",
+        ));
+        if c.r.config.prefix_caching != Some(true) {
+            v.push(action(
+                c,
+                "prefix_caching",
+                "--enable-prefix-caching".to_string(),
+                "Requests that share a prefix then share its KV blocks instead of storing copies"
+                    .to_string(),
+                &[],
+                "helps only when prompts share prefixes",
+            ));
+        }
+    }
+    if c.waiting() {
+        // What the server actually admits: with SGLang's reservation that is the running count.
+        let h = if c.sglang {
+            Some(c.run())
+        } else {
+            c.facts.pool_holds_requests.or(Some(c.run()))
+        };
+        if let Some(h) = h.filter(|h| *h >= 1.0) {
+            v.push(client_concurrency(
+                c,
+                h * 1.1,
+                format!(
+                    "The pool admits ~{} requests of this size at once; sending more only lengthens the queue (same throughput, longer time to first token)",
+                    num(h)
+                ),
+            ));
+        }
+    }
+    v
+}
+
+pub fn running_limit(c: &Ctx) -> Vec<Action> {
+    let cap = c.cap.unwrap_or(c.run()).max(1.0);
+    let room = c.facts.pool_holds_requests.unwrap_or(cap * 2.0);
+    let target = (cap * 2.0).min(room.max(cap * 1.25)).round();
+    let mut v = Vec::new();
+    if c.sglang {
+        let spec = c.r.config.speculative_algorithm.is_some();
+        v.push(action(
+            c,
+            "raise_running_cap",
+            format!("--max-running-requests {}", num(target)),
+            if spec {
+                "Speculative decoding lowers the default max_running_requests (e.g. 32 for EAGLE); with KV to spare, a higher cap lets more requests decode at once".to_string()
+            } else {
+                "The cap, not memory, stops admission; the KV pool has room for more running requests".to_string()
+            },
+            &[change("max_running", target)],
+            "",
+        ));
+        v.push(action(
+            c,
+            "cuda_graph_bs",
+            format!("--cuda-graph-max-bs {}", num(target)),
+            "Keep CUDA graphs covering the larger batch, or decode steps above the captured size run eagerly and slower".to_string(),
+            &[],
+            "",
+        ));
+    } else {
+        v.push(action(
+            c,
+            "raise_running_cap",
+            format!("--max-num-seqs {}", num(target)),
+            "max_num_seqs caps the batch; the KV cache has room for more sequences".to_string(),
+            &[change("max_running", target)],
+            "",
+        ));
+    }
+    v
+}
+
+pub fn retraction(c: &Ctx) -> Vec<Action> {
+    let mut v = Vec::new();
+    if c.sglang {
+        let cur = c.r.config.schedule_conservativeness.unwrap_or(1.0);
+        v.push(action(
+            c,
+            "schedule_conservativeness",
+            format!("--schedule-conservativeness {:.1}", (cur * 1.3).max(1.3)),
+            "Reserve more room for running requests' future tokens before admitting new ones, so the pool stops overflowing".to_string(),
+            &[],
+            "fewer retractions; slightly fewer requests running at once",
+        ));
+    } else {
+        let n = (c.run() * 0.8).round().max(1.0);
+        v.push(action(
+            c,
+            "fewer_seqs",
+            format!("--max-num-seqs {}", num(n)),
+            "Fewer concurrent sequences leave KV blocks free for the ones running, so they are not preempted and recomputed".to_string(),
+            &[change("max_running", n)],
+            "",
+        ));
+    }
+    v.push(more_kv_memory(c));
+    v.extend(fp8_kv(c));
+    v
+}
+
+pub fn prefill(c: &Ctx) -> Vec<Action> {
+    let mut v = Vec::new();
+    let cfg = &c.r.config;
+    if c.sglang {
+        let cur = cfg.chunked_prefill_size.filter(|v| *v > 0).unwrap_or(8192);
+        v.push(action(
+            c,
+            "chunked_prefill",
+            format!("--chunked-prefill-size {}", cur * 2),
+            format!("Each prefill batch takes at most {cur} tokens; larger chunks admit waiting requests faster when memory allows (smaller ones if prefill runs out of memory)"),
+            &[],
+            "faster admission of long prompts",
+        ));
+        v.push(action(
+            c,
+            "mixed_chunk",
+            "--enable-mixed-chunk".to_string(),
+            "Run prefill chunks together with decode steps, so running requests keep generating while new ones are admitted".to_string(),
+            &[],
+            "",
+        ));
+        if c.r.summary.cached_prompt_tokens > 0 {
+            v.push(action(
+                c,
+                "lpm",
+                "--schedule-policy lpm".to_string(),
+                "Prompts share prefixes (the log shows cached tokens): longest-prefix-match scheduling raises cache hits and skips recomputation".to_string(),
+                &[],
+                "",
+            ));
+        }
+        v.push(action(
+            c,
+            "more_replicas",
+            "--dp-size 2 (or prefill/decode disaggregation: --disaggregation-mode prefill|decode)"
+                .to_string(),
+            "More prefill compute: data-parallel replicas, or dedicated prefill servers"
+                .to_string(),
+            &[],
+            "",
+        ));
+    } else {
+        let cur = cfg.max_batched_tokens.unwrap_or(8192);
+        v.push(action(
+            c,
+            "batched_tokens",
+            format!("--max-num-batched-tokens {}", cur * 2),
+            format!("Each step processes at most {cur} tokens; a larger budget admits long prompts in fewer steps"),
+            &[],
+            "",
+        ));
+        if cfg.prefix_caching != Some(true) {
+            v.push(action(
+                c,
+                "prefix_caching",
+                "--enable-prefix-caching".to_string(),
+                "Reuse the KV of shared prompt prefixes instead of recomputing them".to_string(),
+                &[],
+                "",
+            ));
+        }
+        v.push(action(
+            c,
+            "chunked_prefill",
+            "--enable-chunked-prefill".to_string(),
+            "Interleave prompt chunks with decode steps so long prompts do not stall running requests".to_string(),
+            &[],
+            "",
+        ));
+    }
+    v
+}
+
+pub fn decode_saturated(c: &Ctx) -> Vec<Action> {
+    let mut v = Vec::new();
+    if c.sglang {
+        v.push(action(
+            c,
+            "quantize",
+            "--quantization fp8".to_string(),
+            "Decode reads every weight each step; FP8 weights halve the bytes per step".to_string(),
+            &[],
+            "",
+        ));
+        v.push(action(
+            c,
+            "speculative",
+            "--speculative-algorithm EAGLE (with a draft model)".to_string(),
+            "Speculative decoding commits several tokens per step when the draft is accepted"
+                .to_string(),
+            &[],
+            "",
+        ));
+        v.push(action(
+            c,
+            "more_gpus",
+            "--tp-size 2 or --dp-size 2".to_string(),
+            "More GPUs per replica, or more replicas".to_string(),
+            &[],
+            "",
+        ));
+    } else {
+        v.push(action(
+            c,
+            "quantize",
+            "--quantization fp8".to_string(),
+            "FP8 weights halve the bytes each decode step reads".to_string(),
+            &[],
+            "",
+        ));
+        v.push(action(
+            c,
+            "speculative",
+            "--speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 4}'"
+                .to_string(),
+            "Speculative decoding commits several tokens per step when drafts are accepted"
+                .to_string(),
+            &[],
+            "",
+        ));
+        v.push(action(
+            c,
+            "more_gpus",
+            "--tensor-parallel-size 2 or --data-parallel-size 2".to_string(),
+            "More GPUs per replica, or more replicas".to_string(),
+            &[],
+            "",
+        ));
+    }
+    v
+}
+
+pub fn client(c: &Ctx) -> Vec<Action> {
+    let run = c.run().max(1.0);
+    let room = c.cap.or(c.facts.pool_holds_requests).unwrap_or(run * 4.0);
+    let target = (run * 2.0).min(room.max(run)).max(run + 1.0);
+    vec![client_concurrency(
+        c,
+        target,
+        format!(
+            "The server has KV and slots to spare; keep the queue non-empty (SGLang's guide: 100–2000 waiting) by sending more requests at once{}",
+            if c.facts.idle_fraction.is_some_and(|f| f > 0.05) {
+                ", and remove the gaps where the client sends nothing"
+            } else {
+                ""
+            }
+        ),
+    )]
+}

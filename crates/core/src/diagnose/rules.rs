@@ -1,0 +1,725 @@
+//! The rules: each kind's condition, confidence, headline and evidence.
+
+use super::actions;
+use super::window::{steady, Window};
+use super::{Evidence, Facts, Finding, Kind};
+use crate::model::EventKind;
+use crate::render::{num, pct};
+use crate::report::Report;
+use crate::round::{dec, sig};
+use crate::whatif::Model;
+
+/// Everything the rules look at, computed once.
+pub struct Ctx<'a> {
+    pub r: &'a Report,
+    pub w: Window,
+    pub facts: Facts,
+    pub sglang: bool,
+    pub stat_lines: u64,
+    pub has_decode: bool,
+    pub prefill_lines: u64,
+    pub decode_lines: u64,
+    /// The running-request cap, configured or seen as a hard plateau.
+    pub cap: Option<f64>,
+    pub cap_inferred: bool,
+    pub model: Option<Model>,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(r: &'a Report) -> Ctx<'a> {
+        let w = steady(r);
+        let k = &r.input.stat_lines_by_kind;
+        let decode_lines =
+            k.get("decode").copied().unwrap_or(0) + k.get("interval").copied().unwrap_or(0);
+        let prefill_lines = k.get("prefill").copied().unwrap_or(0);
+        let has_decode = r.summary.gen_throughput_tok_s.is_some();
+        let sglang = r.engine == "sglang";
+        let run = w.running.unwrap_or(0.0);
+        let capacity = r.config.kv_capacity_tokens.map(|v| v as f64);
+        let kv_per_request = match (w.kv_usage, capacity) {
+            (Some(u), Some(c)) if run > 0.0 && u > 0.0 => Some(u * c / run),
+            _ if run > 0.0 => r
+                .summary
+                .kv_tokens
+                .map(|d| d.mean / run)
+                .filter(|v| *v > 0.0),
+            _ => None,
+        };
+        let (cap, cap_inferred) = running_cap(r, &w);
+        let busy_min = (r.busy_seconds / 60.0).max(1.0 / 60.0);
+        let input = w
+            .input_tok_s
+            .or(r.summary.input_throughput_tok_s.map(|d| d.mean));
+        let facts = Facts {
+            steady_start_s: Some(dec(w.start_s, 1)),
+            steady_end_s: Some(dec(w.end_s, 1)),
+            server_gen_tok_s: w.gen_tok_s.map(sig),
+            running_requests: w.running.map(sig),
+            queued_requests: w.queued.map(sig),
+            kv_usage: w.kv_usage.map(|v| dec(v, 4)),
+            per_request_tok_s: w
+                .gen_tok_s
+                .zip(w.running)
+                .filter(|(_, n)| *n > 0.0)
+                .map(|(g, n)| sig(g / n)),
+            kv_tokens_per_request: kv_per_request.map(sig),
+            pool_holds_requests: capacity.zip(kv_per_request).map(|(c, k)| sig(c / k)),
+            prefill_time_share: None,
+            idle_fraction: (r.span_seconds > 0.0).then(|| dec(r.idle_seconds / r.span_seconds, 4)),
+            retractions_per_minute: (r.summary.retractions > 0)
+                .then(|| sig(r.summary.retractions as f64 / busy_min)),
+            prefill_token_share: input
+                .zip(w.gen_tok_s)
+                .filter(|(i, g)| i + g > 0.0)
+                .map(|(i, g)| dec(i / (i + g), 4)),
+            warmup_s: Some(dec(w.warmup_s, 1)),
+            drain_s: Some(dec(w.drain_s, 1)),
+            running_cap: cap,
+        };
+        Ctx {
+            r,
+            facts,
+            sglang,
+            stat_lines: r.input.stat_lines + r.input.damaged_stat_lines,
+            has_decode,
+            prefill_lines,
+            decode_lines,
+            cap,
+            cap_inferred,
+            model: Model::fit(r),
+            w,
+        }
+    }
+
+    pub fn run(&self) -> f64 {
+        self.w.running.unwrap_or(0.0)
+    }
+    pub fn queued(&self) -> f64 {
+        self.w.queued.unwrap_or(0.0)
+    }
+    pub fn kv(&self) -> Option<f64> {
+        self.w.kv_usage
+    }
+    /// Requests wait for a good part of the judged window.
+    pub fn waiting(&self) -> bool {
+        let q = self.queued();
+        q >= 1.0_f64.max(0.15 * self.run()) && self.w.queue_share.unwrap_or(0.0) >= 0.3
+    }
+    /// KV usage above which a queue means the pool stops admission. SGLang
+    /// reserves room for running requests' future tokens, so its pool is full
+    /// well before `token usage` reaches 1.
+    pub fn kv_bound_threshold(&self) -> f64 {
+        if self.sglang {
+            0.5
+        } else {
+            0.75
+        }
+    }
+    pub fn at_cap(&self) -> bool {
+        match (self.cap, self.w.running_max) {
+            (Some(c), Some(m)) => m >= 0.95 * c && self.w.running_p50.unwrap_or(0.0) >= 0.85 * c,
+            _ => false,
+        }
+    }
+    pub fn line(&self) -> Vec<u64> {
+        self.w.line.into_iter().collect()
+    }
+}
+
+/// The configured cap when the run reaches it, else a hard plateau at a round number.
+fn running_cap(r: &Report, w: &Window) -> (Option<f64>, bool) {
+    if let Some(c) = r.config.max_running_requests {
+        return (Some(c as f64), false);
+    }
+    let (Some(max), Some(p50)) = (w.running_max, w.running_p50) else {
+        return (None, false);
+    };
+    let round = max >= 8.0 && (max.fract() == 0.0) && (max as u64) % 8 == 0;
+    let flat = p50 >= 0.97 * max;
+    let queue = w.queued.unwrap_or(0.0) >= 1.0 && w.queue_share.unwrap_or(0.0) >= 0.5;
+    let kv_spare = w.kv_usage.is_none_or(|u| u < 0.6);
+    if round && flat && queue && kv_spare {
+        (Some(max), true)
+    } else {
+        (None, false)
+    }
+}
+
+fn ev(statement: String, lines: Vec<u64>) -> Evidence {
+    let mut lines = lines;
+    lines.sort_unstable();
+    lines.dedup();
+    Evidence { statement, lines }
+}
+
+/// Evidence every finding starts from: what the server generates and how busy it is.
+fn throughput_evidence(c: &Ctx) -> Vec<Evidence> {
+    let mut v = Vec::new();
+    if let Some(g) = c.w.gen_tok_s {
+        let sustained =
+            c.r.summary
+                .sustained_gen_tok_s
+                .map(|s| format!("; {} tok/s sustained over busy time", num(s)))
+                .unwrap_or_default();
+        v.push(ev(
+            format!(
+                "The server generates ~{} tok/s in the steady state{} (server-side figure from the scheduler's own lines; a client measuring end to end sees less — warm-up, drain, idle gaps)",
+                num(g),
+                sustained
+            ),
+            c.line(),
+        ));
+    }
+    if !c.w.whole_run && (c.w.warmup_s > 0.0 || c.w.drain_s > 0.0) {
+        v.push(ev(
+            format!(
+                "Judged window: {} s to {} s; warm-up ({}) and drain ({}) left out",
+                num(c.w.start_s),
+                num(c.w.end_s),
+                crate::render::duration(c.w.warmup_s),
+                crate::render::duration(c.w.drain_s)
+            ),
+            Vec::new(),
+        ));
+    }
+    v
+}
+
+fn concurrency_evidence(c: &Ctx) -> Evidence {
+    let mut lines = c.line();
+    lines.extend(c.r.timeline.max_queued_line);
+    let share =
+        c.w.queue_share
+            .map(|s| format!(" (requests waited in {} of the time)", pct(s)))
+            .unwrap_or_default();
+    let peak =
+        c.r.summary
+            .queued_requests
+            .map(|d| format!("; peak queue {}", num(d.max)))
+            .unwrap_or_default();
+    ev(
+        format!(
+            "{} requests run while {} wait{}{}",
+            num(c.run()),
+            num(c.queued()),
+            share,
+            peak
+        ),
+        lines,
+    )
+}
+
+fn kv_evidence(c: &Ctx) -> Option<Evidence> {
+    let kv = c.kv()?;
+    let mut s = format!("KV cache usage {}", pct(kv));
+    if let Some(cap) = c.r.config.kv_capacity_tokens {
+        s.push_str(&format!(" of a {}-token pool", num(cap as f64)));
+    }
+    if let Some(k) = c.facts.kv_tokens_per_request {
+        s.push_str(&format!(", ~{} tokens per running request", num(k)));
+    }
+    if let Some(h) = c.facts.pool_holds_requests {
+        s.push_str(&format!(": the pool holds ~{} such requests", num(h)));
+    }
+    let mut lines = c.line();
+    lines.extend(c.r.config.lines.iter().take(1));
+    Some(ev(s, lines))
+}
+
+fn few_lines_note(c: &Ctx) -> Option<Evidence> {
+    (c.stat_lines < 3).then(|| {
+        ev(
+            format!(
+                "Only {} stats line{} in the log: a snapshot, not a run; confidence is low",
+                c.stat_lines,
+                if c.stat_lines == 1 { "" } else { "s" }
+            ),
+            Vec::new(),
+        )
+    })
+}
+
+fn confidence(c: &Ctx, v: f64) -> f64 {
+    let v = if c.stat_lines < 3 { v.min(0.45) } else { v };
+    dec(v.clamp(0.0, 0.99), 2)
+}
+
+pub fn findings(c: &Ctx) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let retractions = c.r.summary.retractions;
+    if c.stat_lines == 0 {
+        if retractions > 0 {
+            out.push(retraction(c, 0.55));
+        } else {
+            out.push(Finding {
+                kind: Kind::InsufficientData,
+                confidence: 0.9,
+                headline: format!(
+                    "No scheduler stats lines in {} lines read: nothing to judge throughput by",
+                    num(c.r.input.lines as f64)
+                ),
+                evidence: vec![ev(
+                    format!(
+                        "{} known non-stats lines (startup, access log, …) and {} unrecognised lines; SGLang prints `Decode batch` lines and vLLM `Avg prompt throughput … Running: … reqs` lines while serving — make sure the log covers a period with load and INFO-level logging",
+                        num(c.r.input.other_lines as f64),
+                        num(c.r.input.unrecognized_lines as f64)
+                    ),
+                    c.r.input.unrecognized_examples.iter().map(|e| e.line).take(3).collect(),
+                )],
+                actions: Vec::new(),
+            });
+        }
+        return out;
+    }
+    let waiting = c.waiting();
+    let kv = c.kv();
+    let kv_full = kv.is_some_and(|u| u >= 0.9);
+    let kv_thr = c.kv_bound_threshold();
+    let at_cap = c.at_cap();
+
+    if retractions > 0 {
+        let rate = c.facts.retractions_per_minute.unwrap_or(0.0);
+        // About one retraction a minute is normal (SGLang's guide); many more is the problem itself.
+        let mut conf = if rate < 1.0 {
+            0.45
+        } else if rate < 5.0 {
+            0.6 + 0.04 * rate
+        } else {
+            0.85 + (rate / 200.0).min(0.1)
+        };
+        if kv_full || c.r.summary.kv_usage.is_some_and(|d| d.max >= 0.97) {
+            conf += 0.1;
+        }
+        out.push(retraction(c, confidence(c, conf)));
+    }
+
+    if waiting && at_cap && kv.is_none_or(|u| u < 0.85) {
+        let conf = if c.cap_inferred { 0.7 } else { 0.85 };
+        out.push(running_limit(c, confidence(c, conf)));
+    }
+
+    if waiting && !at_cap && kv.is_some_and(|u| u >= kv_thr) {
+        let u = kv.unwrap_or(0.0);
+        let conf = 0.65
+            + 0.25 * ((u - kv_thr) / (1.0 - kv_thr)).clamp(0.0, 1.0)
+            + 0.05 * c.w.queue_share.unwrap_or(0.0);
+        out.push(kv_capacity(c, confidence(c, conf)));
+    } else if kv_full && !waiting {
+        out.push(kv_capacity(c, confidence(c, 0.6)));
+    }
+
+    let prefill_dominated = c.prefill_lines > c.decode_lines
+        || c.facts.prefill_token_share.is_some_and(|s| s > 0.5)
+        || c.r
+            .summary
+            .input_throughput_tok_s
+            .zip(c.r.summary.gen_throughput_tok_s)
+            .is_some_and(|(i, g)| i.mean > 2.0 * g.mean);
+    let stalled = c.has_decode
+        && c.run() > 0.0
+        && c.r
+            .summary
+            .gen_throughput_tok_s
+            .is_some_and(|g| g.max < 1.0);
+    if waiting && !at_cap && kv.is_none_or(|u| u < kv_thr) {
+        let conf = 0.6 + if prefill_dominated { 0.2 } else { 0.0 };
+        out.push(prefill(c, confidence(c, conf)));
+    } else if !c.has_decode && c.prefill_lines > 0 {
+        out.push(prefill(c, confidence(c, if waiting { 0.7 } else { 0.55 })));
+        if !waiting && !kv_full {
+            // Prefill lines only, nothing waiting: with several requests running the client is the limit.
+            let conf = 0.5 + if c.run() >= 4.0 { 0.15 } else { 0.0 };
+            out.push(client(c, confidence(c, conf)));
+        }
+    } else if stalled {
+        out.push(prefill(c, confidence(c, 0.5)));
+    } else if !waiting && c.has_decode && c.stat_lines >= 20 && prefill_time_dominates(c) {
+        // Nothing waits, but long prompts take most of the server's time: decode is starved.
+        out.push(prefill(c, confidence(c, 0.7)));
+    }
+
+    let per_req = c.facts.per_request_tok_s;
+    let mut saturated = 0.0;
+    // SGLang's gen throughput includes time spent in prefill, so only a
+    // decode-dominated log can show decode itself is slow.
+    let prefill_share = c.facts.prefill_token_share.unwrap_or(0.0);
+    let decode_dominated =
+        c.decode_lines >= 5 && (prefill_share < 0.6 || c.decode_lines >= 2 * c.prefill_lines);
+    if !waiting && c.has_decode && decode_dominated && !kv_full && c.run() >= 8.0 {
+        if per_req.is_some_and(|p| p < 5.0) {
+            saturated = 0.6
+                + if per_req.is_some_and(|p| p < 2.0) {
+                    0.1
+                } else {
+                    0.0
+                };
+        } else if let Some(m) = c.model.as_ref().filter(|m| m.fitted) {
+            let share = m.b * m.running / m.step(m.running);
+            if share >= 0.6 {
+                saturated = 0.5;
+            }
+        }
+    }
+    if saturated > 0.0 {
+        out.push(decode_saturated(c, confidence(c, saturated)));
+    }
+
+    if c.has_decode && !waiting && !kv_full && !stalled {
+        let mut conf: f64 = 0.6;
+        let room = c.cap.or(c.facts.pool_holds_requests);
+        if room.is_some_and(|h| c.run() < 0.5 * h) || c.run() <= 4.0 {
+            conf += 0.15;
+        }
+        if c.facts.idle_fraction.is_some_and(|f| f > 0.2) {
+            conf += 0.1;
+        }
+        if c.w.drain_s > 0.15 * c.r.span_seconds {
+            conf += 0.05;
+        }
+        if saturated >= 0.55 || (c.stat_lines >= 20 && prefill_time_dominates(c)) {
+            conf = conf.min(0.5);
+        }
+        out.push(client(c, confidence(c, conf.min(0.9))));
+    }
+
+    if out.is_empty() {
+        out.push(Finding {
+            kind: Kind::InsufficientData,
+            confidence: 0.5,
+            headline: format!(
+                "{} stats lines, but too little in them to say what binds (no running/queue figures in the judged window)",
+                c.stat_lines
+            ),
+            evidence: few_lines_note(c).into_iter().collect(),
+            actions: Vec::new(),
+        });
+    } else if let Some(n) = few_lines_note(c) {
+        out.push(Finding {
+            kind: Kind::InsufficientData,
+            confidence: 0.3,
+            headline: format!("Only {} stats lines: a snapshot, not a run", c.stat_lines),
+            evidence: vec![n],
+            actions: Vec::new(),
+        });
+    }
+    out
+}
+
+/// Prompt tokens outnumber generated ones so far that prefill must take most of
+/// the time, even though a prompt token is much cheaper than a decode step.
+fn prefill_time_dominates(c: &Ctx) -> bool {
+    let share = c.facts.prefill_token_share.unwrap_or(0.0);
+    share > 0.95 || (share > 0.9 && c.prefill_lines >= 5 * c.decode_lines)
+}
+
+fn finish(c: &Ctx, mut evidence: Vec<Evidence>) -> Vec<Evidence> {
+    if let Some(n) = few_lines_note(c) {
+        evidence.push(n);
+    }
+    evidence
+}
+
+fn retraction(c: &Ctx, confidence: f64) -> Finding {
+    let s = &c.r.summary;
+    let lines: Vec<u64> =
+        c.r.events
+            .first
+            .iter()
+            .filter(|e| {
+                matches!(
+                    e.kind,
+                    EventKind::Retraction { .. } | EventKind::Preemption { .. }
+                )
+            })
+            .map(|e| e.line)
+            .take(4)
+            .collect();
+    let rate = c.facts.retractions_per_minute.unwrap_or(0.0);
+    let what = if c.sglang { "retracted" } else { "preempted" };
+    let mut evidence = throughput_evidence(c);
+    evidence.push(ev(
+        format!(
+            "{} {} events ({} per minute of busy time), {} requests {}: their KV is freed, their tokens recomputed, and they go back to the queue",
+            num(s.retractions as f64),
+            if c.sglang { "retraction" } else { "preemption" },
+            num(rate),
+            num(s.retracted_requests.max(s.retractions) as f64),
+            what
+        ),
+        lines,
+    ));
+    if let Some(d) = s.kv_usage {
+        evidence.push(ev(
+            format!("KV usage peaks at {} (mean {})", pct(d.max), pct(d.mean)),
+            c.line(),
+        ));
+    }
+    if c.sglang && rate < 1.0 {
+        evidence.push(ev(
+            "SGLang's tuning guide: about one retraction per minute is acceptable; more means admission is too optimistic".to_string(),
+            Vec::new(),
+        ));
+    }
+    Finding {
+        kind: Kind::KvRetraction,
+        confidence,
+        headline: format!(
+            "The KV pool overflows: running requests were {} {} times ({} per minute), wasting work and delaying them",
+            what,
+            num(s.retractions as f64),
+            num(rate)
+        ),
+        evidence: finish(c, evidence),
+        actions: actions::retraction(c),
+    }
+}
+
+fn running_limit(c: &Ctx, confidence: f64) -> Finding {
+    let cap = c.cap.unwrap_or(c.run());
+    let mut evidence = throughput_evidence(c);
+    evidence.push(concurrency_evidence(c));
+    evidence.push(ev(
+        if c.cap_inferred {
+            format!(
+                "Running stays flat at {} — a hard ceiling (e.g. a max_running_requests / max_num_seqs setting, or speculative decoding's small default) — while requests wait",
+                num(cap)
+            )
+        } else {
+            format!("The configured cap on running requests is {}, and the run sits at it", num(cap))
+        },
+        c.r.config.lines.iter().take(1).copied().chain(c.r.timeline.max_running_line).collect(),
+    ));
+    if let Some(e) = kv_evidence(c) {
+        evidence.push(e);
+    }
+    Finding {
+        kind: Kind::RunningRequestLimit,
+        confidence,
+        headline: format!(
+            "{} requests run — the cap of {} — while {} wait with KV {} used: the running-request limit binds, not memory",
+            num(c.run()),
+            num(cap),
+            num(c.queued()),
+            c.kv().map(pct).unwrap_or_else(|| "not".into())
+        ),
+        evidence: finish(c, evidence),
+        actions: actions::running_limit(c),
+    }
+}
+
+fn kv_capacity(c: &Ctx, confidence: f64) -> Finding {
+    let kv = c.kv().unwrap_or(0.0);
+    let mut evidence = throughput_evidence(c);
+    evidence.push(concurrency_evidence(c));
+    if let Some(e) = kv_evidence(c) {
+        evidence.push(e);
+    }
+    if c.sglang && kv < 0.9 && c.waiting() {
+        evidence.push(ev(
+            format!(
+                "Usage sits at {} yet nothing more is admitted: SGLang admits a request only if the pool can also hold the future tokens it reserves for running requests (new_token_ratio × remaining max_new_tokens), so the pool is full once reservations are counted",
+                pct(kv)
+            ),
+            c.line(),
+        ));
+    }
+    if let Some(m) = c.r.config.mem_fraction_static {
+        let avail =
+            c.r.config
+                .available_gpu_mem_gb
+                .map(|a| format!(", {a} GB of GPU memory left after the pool"))
+                .unwrap_or_default();
+        evidence.push(ev(
+            format!("mem_fraction_static = {m}{avail}"),
+            c.r.config.lines.iter().take(2).copied().collect(),
+        ));
+    }
+    let headline = if c.waiting() {
+        format!(
+            "The KV cache pool binds: {} requests run while {} wait, and the pool ({} used{}) cannot admit more",
+            num(c.run()),
+            num(c.queued()),
+            pct(kv),
+            if c.sglang { " plus reserved" } else { "" }
+        )
+    } else {
+        format!(
+            "The KV cache is {} full with {} running requests: the pool, not compute, caps how many requests fit",
+            pct(kv),
+            num(c.run())
+        )
+    };
+    Finding {
+        kind: Kind::KvCacheCapacity,
+        confidence,
+        headline,
+        evidence: finish(c, evidence),
+        actions: actions::kv_capacity(c),
+    }
+}
+
+fn prefill(c: &Ctx, confidence: f64) -> Finding {
+    let mut evidence = throughput_evidence(c);
+    let s = &c.r.summary;
+    if c.queued() > 0.0 || c.run() > 0.0 {
+        evidence.push(concurrency_evidence(c));
+    }
+    if let Some(i) = s.input_throughput_tok_s {
+        let gen = s
+            .gen_throughput_tok_s
+            .map(|g| format!(" vs {} tok/s generated", num(g.mean)))
+            .unwrap_or_default();
+        evidence.push(ev(
+            format!(
+                "Prompt processing runs at {} tok/s on average{}",
+                num(i.mean),
+                gen
+            ),
+            c.line(),
+        ));
+    }
+    if c.prefill_lines > 0 {
+        evidence.push(ev(
+            format!(
+                "{} prefill batches and {} decode lines; {} prompt tokens computed, {} reused from the prefix cache",
+                num(c.prefill_lines as f64),
+                num(c.decode_lines as f64),
+                num(s.prefill_tokens as f64),
+                num(s.cached_prompt_tokens as f64)
+            ),
+            Vec::new(),
+        ));
+    }
+    if let Some(e) = kv_evidence(c) {
+        evidence.push(e);
+    }
+    let headline = if !c.has_decode {
+        format!(
+            "Prefill is all the log shows: {} prefill batches, {} requests waiting on average, no decode lines — prompt processing is where the time goes",
+            num(c.prefill_lines as f64),
+            num(c.queued())
+        )
+    } else if c.waiting() {
+        format!(
+            "Admission is limited by prefill: {} requests wait while {} run and KV is only {} used",
+            num(c.queued()),
+            num(c.run()),
+            c.kv().map(pct).unwrap_or_else(|| "lightly".into())
+        )
+    } else if c
+        .r
+        .summary
+        .gen_throughput_tok_s
+        .is_some_and(|g| g.max < 1.0)
+    {
+        format!("Requests are running ({}) but almost no tokens are generated: a long prefill is in progress", num(c.run()))
+    } else {
+        format!(
+            "Prefill takes most of the server's time: prompts outweigh generated tokens {}:1, so {} running requests decode at only {} tok/s each",
+            num(c.facts.prefill_token_share.map(|s| s / (1.0 - s).max(1e-9)).unwrap_or(0.0)),
+            num(c.run()),
+            num(c.facts.per_request_tok_s.unwrap_or(0.0))
+        )
+    };
+    Finding {
+        kind: Kind::PrefillHeavy,
+        confidence,
+        headline,
+        evidence: finish(c, evidence),
+        actions: actions::prefill(c),
+    }
+}
+
+fn decode_saturated(c: &Ctx, confidence: f64) -> Finding {
+    let mut evidence = throughput_evidence(c);
+    let per = c.facts.per_request_tok_s.unwrap_or(0.0);
+    evidence.push(ev(
+        format!(
+            "{} requests share {} tok/s: {} tok/s per request",
+            num(c.run()),
+            num(c.w.gen_tok_s.unwrap_or(0.0)),
+            num(per)
+        ),
+        c.line(),
+    ));
+    if let Some(m) = &c.model {
+        evidence.push(ev(format!("Step-time model: {}", m.describe()), Vec::new()));
+    }
+    Finding {
+        kind: Kind::DecodeSaturated,
+        confidence,
+        headline: format!(
+            "Decode is saturated: {} running requests get {} tok/s each; a bigger batch would not add much — faster kernels, quantization or more GPUs would",
+            num(c.run()),
+            num(per)
+        ),
+        evidence: finish(c, evidence),
+        actions: actions::decode_saturated(c),
+    }
+}
+
+fn client(c: &Ctx, confidence: f64) -> Finding {
+    let mut evidence = throughput_evidence(c);
+    evidence.push(concurrency_evidence(c));
+    if let Some(e) = kv_evidence(c) {
+        evidence.push(e);
+    }
+    if let Some(f) = c.facts.idle_fraction.filter(|f| *f > 0.05) {
+        let longest =
+            c.r.timeline
+                .idle_gaps
+                .iter()
+                .max_by(|a, b| a.seconds.total_cmp(&b.seconds));
+        evidence.push(ev(
+            format!(
+                "The server sat idle {} of the time ({} silences over 30 s{})",
+                pct(f),
+                c.r.timeline.idle_gap_count,
+                longest
+                    .map(|g| format!(", the longest {}", crate::render::duration(g.seconds)))
+                    .unwrap_or_default()
+            ),
+            c.r.timeline
+                .idle_gaps
+                .iter()
+                .take(3)
+                .map(|g| g.line)
+                .collect(),
+        ));
+    }
+    if c.w.drain_s > 0.15 * c.r.span_seconds {
+        evidence.push(ev(
+            format!(
+                "The run ends with a {} drain: the queue is empty and running falls as the last requests finish",
+                crate::render::duration(c.w.drain_s)
+            ),
+            Vec::new(),
+        ));
+    }
+    if c.sglang {
+        evidence.push(ev(
+            "SGLang's tuning guide: #queue-req near 0 means the client submits too slowly; a healthy queue is 100–2000".to_string(),
+            Vec::new(),
+        ));
+    }
+    let idle_all = c.run() == 0.0 && c.queued() == 0.0;
+    let headline = if idle_all {
+        format!(
+            "The server was idle: nothing ran or waited in {} stats lines",
+            c.stat_lines
+        )
+    } else {
+        format!(
+            "Nothing waits: the server runs {} requests with KV {} used — the client does not send enough concurrent work",
+            num(c.run()),
+            c.kv().map(pct).unwrap_or_else(|| "lightly".into())
+        )
+    };
+    Finding {
+        kind: Kind::ClientUnderload,
+        confidence,
+        headline,
+        evidence: finish(c, evidence),
+        actions: actions::client(c),
+    }
+}

@@ -1,0 +1,263 @@
+//! The diagnosis names what binds, on simulated runs with known ground truth and
+//! on the seed story from the project brief.
+
+mod common;
+
+use batchlens_core::diagnose::Kind;
+use batchlens_core::{render, Report};
+use batchlens_sim::{simulate, SimConfig, SimOutcome};
+
+fn run(cfg: &SimConfig) -> (Report, SimOutcome) {
+    let mut text = String::new();
+    let out = simulate(cfg, &mut |l| {
+        text.push_str(l);
+        text.push('\n');
+    });
+    (common::analyze(text.as_bytes()), out)
+}
+
+fn preset(name: &str) -> (Report, SimOutcome) {
+    run(&SimConfig::preset(name).unwrap_or_else(|| panic!("no preset {name}")))
+}
+
+fn primary(r: &Report) -> Kind {
+    r.diagnosis.as_ref().expect("diagnosis").primary.kind
+}
+
+fn flags(r: &Report) -> Vec<String> {
+    r.diagnosis
+        .as_ref()
+        .unwrap()
+        .primary
+        .actions
+        .iter()
+        .map(|a| a.flag.clone())
+        .collect()
+}
+
+#[test]
+fn kv_bound_run_is_diagnosed_as_kv_capacity_with_the_right_throughput() {
+    let (r, truth) = preset("kv_bound");
+    assert_eq!(primary(&r), Kind::KvCacheCapacity);
+    let f = &r.diagnosis.as_ref().unwrap().facts;
+    let gen = f.server_gen_tok_s.unwrap();
+    assert!(
+        (gen / truth.steady_gen_tok_s - 1.0).abs() < 0.10,
+        "gen {gen} vs {}",
+        truth.steady_gen_tok_s
+    );
+    let run = f.running_requests.unwrap();
+    assert!(
+        (run / truth.steady_mean_running - 1.0).abs() < 0.15,
+        "running {run} vs {}",
+        truth.steady_mean_running
+    );
+    let fl = flags(&r).join(" | ");
+    for want in [
+        "--mem-fraction-static",
+        "--kv-cache-dtype fp8_e4m3",
+        "--enable-hierarchical-cache",
+    ] {
+        assert!(fl.contains(want), "{want} missing from {fl}");
+    }
+}
+
+#[test]
+fn running_cap_run_is_diagnosed_as_running_request_limit() {
+    let (r, _) = preset("running_cap");
+    assert_eq!(primary(&r), Kind::RunningRequestLimit);
+    assert!(flags(&r)
+        .iter()
+        .any(|f| f.starts_with("--max-running-requests ")));
+}
+
+#[test]
+fn client_underload_run_is_diagnosed_as_client_underload() {
+    let (r, _) = preset("client_underload");
+    assert_eq!(primary(&r), Kind::ClientUnderload);
+    assert!(flags(&r)[0].contains("--max-concurrency"));
+}
+
+#[test]
+fn prefill_heavy_run_is_diagnosed_as_prefill_heavy() {
+    let (r, _) = preset("prefill_heavy");
+    assert_eq!(primary(&r), Kind::PrefillHeavy);
+}
+
+#[test]
+fn retraction_run_is_diagnosed_as_kv_retraction() {
+    let (r, truth) = preset("retraction");
+    assert_eq!(primary(&r), Kind::KvRetraction);
+    assert_eq!(r.summary.retractions, truth.retractions);
+    assert!(flags(&r)
+        .iter()
+        .any(|f| f.starts_with("--schedule-conservativeness 1.3")));
+}
+
+#[test]
+fn decode_saturated_run_is_diagnosed_as_decode_saturated() {
+    let (r, _) = preset("decode_saturated");
+    assert_eq!(primary(&r), Kind::DecodeSaturated);
+}
+
+/// The seed story, with the exact figures of the brief: a startup line, then
+/// hours of `#running-req: ~56 … #queue-req: ~94` at ~885 tok/s.
+fn seed_story_log() -> String {
+    let mut s = String::new();
+    s.push_str("[2026-02-24 08:00:00 TP0] max_total_num_tokens=116171, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=4096, context_len=131072, available_gpu_mem=9.80 GB\n");
+    s.push_str("[2026-02-24 08:00:01] server_args=ServerArgs(model_path='x', mem_fraction_static=0.85, max_running_requests=None, schedule_conservativeness=1.0, tp_size=1, kv_cache_dtype='auto')\n");
+    let mut x: u64 = 7;
+    for i in 0..4000u64 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let jitter = (x % 11) as i64 - 5;
+        let t = 8 * 3600 + 60 + i * 2;
+        let (h, m, sec) = (t / 3600, (t / 60) % 60, t % 60);
+        let running = 56 + jitter / 3;
+        let tokens = 81290 + jitter * 400;
+        let gen = 885.0 + jitter as f64;
+        let queue = 94 - jitter / 2;
+        s.push_str(&format!(
+            "[2026-02-24 {h:02}:{m:02}:{sec:02} TP0] Decode batch, #running-req: {running}, #token: {tokens}, token usage: {:.2}, cuda graph: True, gen throughput (token/s): {gen:.2}, #queue-req: {queue}\n",
+            tokens as f64 / 116171.0
+        ));
+    }
+    s
+}
+
+#[test]
+fn seed_story_is_kv_bound_at_885_tok_s_with_the_remedies() {
+    let r = common::analyze(seed_story_log().as_bytes());
+    let d = r.diagnosis.as_ref().unwrap();
+    assert_eq!(d.primary.kind, Kind::KvCacheCapacity);
+    let gen = d.facts.server_gen_tok_s.unwrap();
+    assert!((gen - 885.0).abs() < 5.0, "{gen}");
+    assert!((d.facts.running_requests.unwrap() - 56.0).abs() < 1.0);
+    assert!((d.facts.queued_requests.unwrap() - 94.0).abs() < 1.0);
+    let text = render::text(&r, false);
+    assert!(text.contains("~885 tok/s"), "{text}");
+    assert!(text.contains("56 requests run while 94 wait"), "{text}");
+    assert!(
+        text.contains("future tokens"),
+        "the reservation rule is explained: {text}"
+    );
+    let order: Vec<&str> = d.primary.actions.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(
+        &order[..4],
+        [
+            "more_kv_memory",
+            "fp8_kv_cache",
+            "hierarchical_cache",
+            "schedule_conservativeness"
+        ],
+        "{order:?}"
+    );
+    // The flags carry predicted effects: more KV, more running requests.
+    let fp8 = &d.primary.actions[1];
+    let p = fp8.predicted.as_ref().expect("prediction for fp8");
+    assert!(
+        p.running_requests > 56.0 && p.gen_throughput_tok_s > 885.0,
+        "{p:?}"
+    );
+    assert!(text.contains("--mem-fraction-static 0.89"), "{text}");
+    // Every finding cites log lines.
+    assert!(d.primary.evidence.iter().any(|e| !e.lines.is_empty()));
+}
+
+#[test]
+fn an_empty_or_startup_only_log_is_insufficient_data() {
+    let r = common::analyze(b"");
+    assert_eq!(primary(&r), Kind::InsufficientData);
+    let r = common::analyze(&common::fixture(
+        "sglang/sglang_38_startup-capacity-lines-per-tp.log",
+    ));
+    assert_eq!(primary(&r), Kind::InsufficientData);
+}
+
+/// Real logs whose situation is clear (tests/fixtures/SOURCES.md): the kind a serving expert picks.
+#[test]
+fn real_logs_get_the_kind_an_expert_would_pick() {
+    let cases = [
+        (
+            "sglang/sglang_02_bench-drain-largest-len.log",
+            Kind::ClientUnderload,
+        ),
+        (
+            "sglang/sglang_10_no-rank-prefix-uvicorn-interleaved.log",
+            Kind::ClientUnderload,
+        ),
+        (
+            "sglang/sglang_11_drain-cuda-graph-toggle-trailing-comma.log",
+            Kind::ClientUnderload,
+        ),
+        (
+            "sglang/sglang_19_bench-start-queue-burst-chunked-prefill.log",
+            Kind::PrefillHeavy,
+        ),
+        (
+            "sglang/sglang_22_hicache-container-prefetch-interleaved.log",
+            Kind::PrefillHeavy,
+        ),
+        (
+            "sglang/sglang_23_deepseek-v3-kv-full-decode-oom-retract.log",
+            Kind::KvRetraction,
+        ),
+        (
+            "sglang/sglang_28_chunked-prefill-cache-hit-rate-queue130.log",
+            Kind::PrefillHeavy,
+        ),
+        (
+            "sglang/sglang_29_gpu0-prefix-kv-full-queue1549.log",
+            Kind::KvCacheCapacity,
+        ),
+        (
+            "sglang/sglang_32_glm51-prefill-only-queue-pileup.log",
+            Kind::PrefillHeavy,
+        ),
+        (
+            "sglang/sglang_35_npu-tqdm-prefix-burst-start.log",
+            Kind::PrefillHeavy,
+        ),
+        (
+            "sglang/sglang_40_multinode-dp-ranks-slow-gen.log",
+            Kind::DecodeSaturated,
+        ),
+        (
+            "sglang/sglang_41_dp-tp-ep-pd-decode-rank-imbalance-uvicorn.log",
+            Kind::ClientUnderload,
+        ),
+        (
+            "sglang/sglang_46_docs-reference-healthy-full-load.log",
+            Kind::KvCacheCapacity,
+        ),
+        (
+            "sglang/sglang_49_h200-single-prefill-line-client-28.log",
+            Kind::ClientUnderload,
+        ),
+    ];
+    for (file, kind) in cases {
+        let r = common::analyze(&common::fixture(file));
+        assert_eq!(
+            primary(&r),
+            kind,
+            "{file}: {}",
+            r.diagnosis.as_ref().unwrap().primary.headline
+        );
+    }
+}
+
+#[test]
+fn every_finding_has_evidence_and_every_action_a_flag() {
+    for name in ["kv_bound", "running_cap", "retraction", "prefill_heavy"] {
+        let (r, _) = preset(name);
+        for f in &r.diagnosis.as_ref().unwrap().findings {
+            assert!(!f.evidence.is_empty(), "{name}: {:?}", f.kind);
+            assert!(!f.headline.is_empty());
+            assert!((0.0..=1.0).contains(&f.confidence));
+            for a in &f.actions {
+                assert!(!a.flag.is_empty() && !a.why.is_empty(), "{name}: {a:?}");
+            }
+        }
+    }
+}
