@@ -29,6 +29,13 @@ const STATS_HEADER: &[u8] = b"Avg prompt throughput: ";
 
 pub struct VllmParser {
     header: memmem::Finder<'static>,
+    /// `.py:` of the `[file.py:NN]` tag that ends vLLM's prefix.
+    tag: memmem::Finder<'static>,
+    preempt: memmem::Finder<'static>,
+    lmcache: memmem::Finder<'static>,
+    ray_batch: memmem::Finder<'static>,
+    connector: memmem::Finder<'static>,
+    uvicorn: memmem::Finder<'static>,
     /// A block size was stated (or defaulted) already.
     block_size_known: bool,
 }
@@ -37,6 +44,12 @@ impl Default for VllmParser {
     fn default() -> Self {
         VllmParser {
             header: memmem::Finder::new(STATS_HEADER),
+            tag: memmem::Finder::new(b".py:"),
+            preempt: memmem::Finder::new(b" is preempted by PreemptionMode."),
+            lmcache: memmem::Finder::new(b"LMCache "),
+            ray_batch: memmem::Finder::new(b"[vLLM] Elapsed time for batch"),
+            connector: memmem::Finder::new(b"block_manager::vllm::connector"),
+            uvicorn: memmem::Finder::new(b"INFO:     "),
             block_size_known: false,
         }
     }
@@ -332,7 +345,7 @@ impl VllmParser {
     ) -> Option<Outcome> {
         let hs = self.heads(line);
         if hs.is_empty() {
-            return self.cut_in_header(line, no, last_chance, out);
+            return None;
         }
         // LMDeploy ≤0.12 prints a look-alike line with `Finished:` / `Unfinished:`.
         if has(line, b"Unfinished: ") {
@@ -374,32 +387,24 @@ impl VllmParser {
     }
 
     /// A line wrapped inside the record header itself (`… Engine 000: Avg pro`).
+    /// `m` is the message after the vLLM prefix.
     fn cut_in_header(
         &mut self,
         line: &[u8],
+        m: &[u8],
         no: u64,
         last_chance: bool,
         out: &mut Vec<Record>,
     ) -> Option<Outcome> {
-        let t = trim(line);
-        let close = memmem::rfind(t, b"] ")?;
-        let mut rest = &t[close + 2..];
-        let tag = &t[..close];
-        if !(has(tag, b"metrics.py:") || has(tag, b"loggers.py:")) {
-            return None;
-        }
-        let mut source = String::new();
-        if let Some(i) = memmem::find(rest, b": ") {
-            let with = &rest[..i + 2];
-            if let Some((_, src)) = engine_label(with, with.len()) {
-                source = src;
-                rest = &rest[i + 2..];
-            }
-        }
+        let m = trim(m);
+        let (rest, source) = match strip_engine_label(m) {
+            Some((rest, src)) => (rest, src),
+            None => (m, String::new()),
+        };
         let ok = if rest.is_empty() {
             !source.is_empty()
         } else {
-            STATS_HEADER.starts_with(rest)
+            rest.len() >= 3 && rest.len() < STATS_HEADER.len() && STATS_HEADER.starts_with(rest)
         };
         if !ok {
             return None;
@@ -407,9 +412,10 @@ impl VllmParser {
         if !last_chance {
             return Some(Outcome::Incomplete);
         }
+        let msg_at = offset_in(line, m);
         out.push(Record::Sample(Sample {
             line: no,
-            stamp: last_stamp(tag).map(|f| f.stamp),
+            stamp: last_stamp(&line[..msg_at]).map(|f| f.stamp),
             source,
             kind: Some(SampleKind::Interval),
             damaged: true,
@@ -421,20 +427,27 @@ impl VllmParser {
         })
     }
 
-    fn parse_preemption(&mut self, line: &[u8], no: u64, out: &mut Vec<Record>) -> Option<Outcome> {
-        let at = memmem::find(line, b" is preempted by PreemptionMode.")?;
-        let msg_start = memmem::rfind(&line[..at], b"Sequence group").unwrap_or(at);
-        let cumulative = memmem::find(line, b"total_num_cumulative_preemption=").and_then(|i| {
-            let v = &line[i + 32..];
+    /// The V0 preemption WARNING; `msg` starts at `Sequence group`.
+    fn parse_preemption(
+        &mut self,
+        line: &[u8],
+        msg: &[u8],
+        no: u64,
+        out: &mut Vec<Record>,
+    ) -> Option<Outcome> {
+        self.preempt.find(msg)?;
+        let cumulative = memmem::find(msg, b"total_num_cumulative_preemption=").and_then(|i| {
+            let v = &msg[i + 32..];
             let e = v
                 .iter()
                 .position(|c| !c.is_ascii_digit())
                 .unwrap_or(v.len());
             uint(&v[..e])
         });
+        let msg_at = offset_in(line, msg);
         out.push(Record::Event(Event {
             line: no,
-            stamp: last_stamp(&line[..msg_start]).map(|f| f.stamp),
+            stamp: last_stamp(&line[..msg_at]).map(|f| f.stamp),
             clock_s: None,
             source: String::new(),
             kind: EventKind::Preemption { cumulative },
@@ -442,20 +455,22 @@ impl VllmParser {
         Some(Outcome::Other("preemption"))
     }
 
-    fn parse_config(&mut self, line: &[u8], no: u64, out: &mut Vec<Record>) -> Option<Outcome> {
+    /// Startup lines that state capacity or settings; `m` is the message after the prefix.
+    fn parse_config(&mut self, m: &[u8], no: u64, out: &mut Vec<Record>) -> Option<Outcome> {
         let mut items = Vec::new();
-        if let Some(i) = memmem::find(line, b"non-default args: {") {
-            for (k, v) in python_pairs(&line[i + 18..]) {
+        let after_word = memchr::memchr(b' ', m).map(|i| &m[i + 1..]);
+        if let Some(v) = m.strip_prefix(b"non-default args: ") {
+            for (k, v) in python_pairs(v) {
                 self.arg(k, v, &mut items);
             }
-        } else if let Some(i) = memmem::find(line, b"args: Namespace(") {
-            for (k, v) in python_pairs(&line[i + 6..]) {
+        } else if let Some(v) = m.strip_prefix(b"args: ") {
+            // `args: Namespace(…)` (≤0.9).
+            for (k, v) in python_pairs(v) {
                 self.arg(k, v, &mut items);
             }
-        } else if let Some(i) = memmem::find(line, b" blocks: ") {
+        } else if m.starts_with(b"# ") {
             // `# GPU blocks: 27000, # CPU blocks: 2048` / `# cuda blocks: …`.
-            let hash = memchr::memrchr(b'#', &line[..i])?;
-            for part in line[hash..].split(|&c| c == b',') {
+            for part in m.split(|&c| c == b',') {
                 let part = trim(part);
                 let Some(p) = part.strip_prefix(b"# ") else {
                     continue;
@@ -474,18 +489,28 @@ impl VllmParser {
                 return None;
             }
             self.default_block_size(&mut items);
-        } else if let Some(i) = memmem::find(line, b"num_gpu_blocks is: ") {
-            let v = trim(&line[i + 19..]);
-            items.extend(uint(v).map(ConfigItem::KvBlocks));
+        } else if let Some(i) = m
+            .starts_with(b"Engine ")
+            .then(|| memmem::find(m, b"num_gpu_blocks is: "))
+            .flatten()
+        {
+            // `Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is: N`
+            items.extend(uint(trim(&m[i + 19..])).map(ConfigItem::KvBlocks));
+            if items.is_empty() {
+                return None;
+            }
             self.default_block_size(&mut items);
-        } else if has(line, b"KV cache size: ") || has(line, b"Maximum concurrency for ") {
-            if let Some(i) = memmem::find(line, b"KV cache size: ") {
-                let v = &line[i + 15..];
+        } else if after_word.is_some_and(|r| r.starts_with(b"KV cache size: "))
+            || m.starts_with(b"Maximum concurrency for ")
+        {
+            // ≤0.22 two lines; 0.33 one: `GPU KV cache size: 1,234,560 tokens, Maximum concurrency …`.
+            if let Some(i) = memmem::find(m, b"KV cache size: ") {
+                let v = &m[i + 15..];
                 let e = memmem::find(v, b" tokens").unwrap_or(v.len());
                 items.extend(uint(&v[..e]).map(ConfigItem::KvCapacityTokens));
             }
-            if let Some(i) = memmem::find(line, b" per request: ") {
-                let v = trim(&line[i + 14..]);
+            if let Some(i) = memmem::find(m, b" per request: ") {
+                let v = trim(&m[i + 14..]);
                 let v = v.strip_suffix(b".").unwrap_or(v);
                 items.extend(
                     v.strip_suffix(b"x")
@@ -493,53 +518,47 @@ impl VllmParser {
                         .map(ConfigItem::MaxConcurrencyX),
                 );
             }
-        } else if let Some(i) = memmem::find(line, b"with max_num_batched_tokens=") {
-            let v = &line[i + 28..];
-            let e = v
-                .iter()
-                .position(|c| !c.is_ascii_digit())
-                .unwrap_or(v.len());
-            items.extend(uint(&v[..e]).map(ConfigItem::MaxBatchedTokens));
-        } else if let Some(i) = memmem::find(line, b"Defaulting max_num_seqs to ") {
-            let v = &line[i + 27..];
-            let e = v
-                .iter()
-                .position(|c| !c.is_ascii_digit())
-                .unwrap_or(v.len());
-            items.extend(uint(&v[..e]).map(ConfigItem::MaxRunningRequests));
-        } else if let Some(i) = memmem::find(line, b"Available KV cache memory: ") {
-            let v = &line[i + 27..];
+        } else if let Some(v) =
+            m.strip_prefix(b"Chunked prefill is enabled with max_num_batched_tokens=")
+        {
+            items.extend(leading_uint(v).map(ConfigItem::MaxBatchedTokens));
+        } else if let Some(v) = m.strip_prefix(b"Defaulting max_num_seqs to ") {
+            items.extend(leading_uint(v).map(ConfigItem::MaxRunningRequests));
+        } else if let Some(v) = m.strip_prefix(b"Available KV cache memory: ") {
             let e = memchr::memchr(b' ', v).unwrap_or(v.len());
             items.extend(float(&v[..e]).map(ConfigItem::KvCacheGb));
-        } else if let Some(i) = memmem::find(line, b"LLM engine (v") {
-            // `Initializing a V1 LLM engine (v0.8.5) with config: model='…', …`
-            let v = &line[i + 13..];
+        } else if m.starts_with(b"Initializing a") {
+            // `Initializing a V1 LLM engine (v0.8.5) with config: model='…', …` (V0: `an LLM engine`).
+            let i = memmem::find(m, b"LLM engine (v")?;
+            let v = &m[i + 13..];
             if let Some(e) = memchr::memchr(b')', v) {
                 items.push(ConfigItem::EngineVersion(
                     String::from_utf8_lossy(&v[..e]).into_owned(),
                 ));
             }
-            if let Some(c) = memmem::find(line, b"with config: ") {
-                let mut wrapped = Vec::with_capacity(line.len() - c);
+            if let Some(c) = memmem::find(m, b"with config: ") {
+                let mut wrapped = Vec::with_capacity(m.len() - c);
                 wrapped.push(b'(');
-                wrapped.extend_from_slice(&line[c + 13..]);
+                wrapped.extend_from_slice(&m[c + 13..]);
                 wrapped.push(b')');
                 for (k, v) in python_pairs(&wrapped) {
                     self.arg(k, v, &mut items);
                 }
             }
-        } else if let Some(i) = memmem::find(line, b"vLLM API server version ") {
-            let v = trim(&line[i + 24..]);
+        } else if let Some(v) = m.strip_prefix(b"vLLM API server version ") {
+            let v = trim(v);
             let e = memchr::memchr(b' ', v).unwrap_or(v.len());
             items.push(ConfigItem::EngineVersion(
                 String::from_utf8_lossy(&v[..e]).into_owned(),
             ));
-        } else if let Some(items2) = banner(line) {
-            items = items2;
         } else {
             return None;
         }
-        out.push(Record::Config { line: no, items });
+        // Only lines that state something: a config record after stats lines
+        // reads as a restart.
+        if !items.is_empty() {
+            out.push(Record::Config { line: no, items });
+        }
         Some(Outcome::Other("startup"))
     }
 
@@ -577,24 +596,93 @@ impl VllmParser {
             _ => {}
         }
     }
+
+    /// The message after a vLLM prefix (`… [file.py:NN] ` or `… file.py:NN] `), if the line has one.
+    fn message<'a>(&self, line: &'a [u8]) -> Option<&'a [u8]> {
+        for i in self.tag.find_iter(line).take(4) {
+            let rest = &line[i + 4..];
+            let digits = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+            if digits > 0 && rest.get(digits) == Some(&b']') {
+                return Some(&rest[digits + 1..]);
+            }
+        }
+        None
+    }
+
+    /// Lines without a vLLM `file.py:NN]` tag.
+    fn untagged(&mut self, line: &[u8], no: u64, out: &mut Vec<Record>) -> Outcome {
+        let t = trim(line);
+        if let Some(i) = memmem::find(t, b"Sequence group ").filter(|&i| i < 8) {
+            // The bare warning as printed without the logger's format.
+            if let Some(o) = self.parse_preemption(line, &t[i..], no, out) {
+                return o;
+            }
+        }
+        if let Some(i) = self.lmcache.find(line) {
+            let lvl = &line[i + 8..];
+            if [&b"INFO"[..], b"DEBUG", b"WARNING", b"ERROR"]
+                .iter()
+                .any(|l| lvl.starts_with(l))
+            {
+                return Outcome::Other("lmcache");
+            }
+        }
+        if self.ray_batch.find(line).is_some() {
+            return Outcome::Other("batch_timing");
+        }
+        if self.connector.find(line).is_some() {
+            return Outcome::Other("kv_connector");
+        }
+        if let Some(i) = self.uvicorn.find(line) {
+            let m = &line[i + 10..];
+            if [
+                &b"Started server process"[..],
+                b"Waiting for application",
+                b"Application startup complete",
+                b"Shutting down",
+                b"Finished server process",
+            ]
+            .iter()
+            .any(|p| m.starts_with(p))
+            {
+                return Outcome::Other("startup");
+            }
+        }
+        if t.starts_with(b"$ vllm ") || t.starts_with(b"vllm serve ") {
+            return Outcome::Other("command");
+        }
+        Outcome::NotMine
+    }
 }
 
-/// The message after a vLLM prefix (`… [file.py:NN] ` or `… file.py:NN] `), if the line has one.
-fn message(line: &[u8]) -> Option<&[u8]> {
-    let i = memmem::find(line, b".py:")?;
-    let close = memchr::memchr(b']', &line[i..])? + i;
-    Some(&line[close + 1..])
+/// `Engine 001: ` / `2 Engines Aggregated: ` at the start of a message: (rest, source).
+fn strip_engine_label(m: &[u8]) -> Option<(&[u8], String)> {
+    let colon = memmem::find(&m[..m.len().min(32)], b": ")?;
+    let label = &m[..colon + 2];
+    let (_, src) = engine_label(label, label.len())?;
+    Some((&m[colon + 2..], src))
+}
+
+/// Where `part` (a subslice of `line`) starts in it.
+fn offset_in(line: &[u8], part: &[u8]) -> usize {
+    let off = (part.as_ptr() as usize).wrapping_sub(line.as_ptr() as usize);
+    off.min(line.len())
+}
+
+fn leading_uint(v: &[u8]) -> Option<u64> {
+    let e = v
+        .iter()
+        .position(|c| !c.is_ascii_digit())
+        .unwrap_or(v.len());
+    uint(&v[..e])
 }
 
 /// The 0.19+ startup banner: block-art lines (U+2580–U+259F), some carrying
 /// `version X` or `model Y`, and blank message lines.
-fn banner(line: &[u8]) -> Option<Vec<ConfigItem>> {
-    let msg = message(line)?;
-    if !has(line, b"[utils.py:") && !has(msg, b"\xe2\x96") {
-        return None;
-    }
-    let t = trim(msg);
-    if !t.is_empty() && !has(t, b"\xe2\x96") {
+fn banner(m: &[u8]) -> Option<Vec<ConfigItem>> {
+    let t = trim(m);
+    let art = t.is_empty() || has(&t[..t.len().min(64)], b"\xe2\x96");
+    if !art {
         return None;
     }
     let mut items = Vec::new();
@@ -609,51 +697,42 @@ fn banner(line: &[u8]) -> Option<Vec<ConfigItem>> {
     Some(items)
 }
 
-/// Known vLLM lines that are not stats lines.
-fn other_known(line: &[u8]) -> Option<&'static str> {
+/// Known vLLM messages that are not stats lines, by how they start.
+fn other_known(m: &[u8]) -> Option<&'static str> {
     const KINDS: &[(&[u8], &str)] = &[
         (b"Prefix cache hit rate: GPU: ", "prefix_cache"),
         (b"SpecDecoding metrics: ", "spec_decoding"),
         (b"Speculative metrics: ", "spec_decoding"),
-        (b" context requests, ", "iteration"),
-        (b"has been resumed!", "preemption_resume"),
-        (b"] Resumed request ", "preemption_resume"),
+        (b"Iteration(", "iteration"),
+        (b"Preempted request ", "preemption_resume"),
+        (b"Resumed request ", "preemption_resume"),
         (b"Heartbeat successful", "heartbeat"),
-        (b"LMCache INFO", "lmcache"),
-        (b"LMCache WARNING", "lmcache"),
-        (b"LMCache DEBUG", "lmcache"),
-        (b"LMCache ERROR", "lmcache"),
-        (b"] Received request ", "request_log"),
-        (b"] Added request ", "request_log"),
-        (b"] Finished request ", "request_log"),
-        (b"] Aborted request ", "request_log"),
-        (b"Streaming response generated", "request_log"),
-        (b"[vLLM] Elapsed time for batch", "batch_timing"),
-        (b"block_manager::vllm::connector", "kv_connector"),
-        (b"disabling stats logging", "stats_disabled"),
+        (b"Received request ", "request_log"),
+        (b"Added request ", "request_log"),
+        (b"Finished request ", "request_log"),
+        (b"Aborted request ", "request_log"),
+        (b"generate_stream{", "request_log"),
+        (b"generate{", "request_log"),
+        (b"AsyncLLM created with api_server_count", "stats_disabled"),
         (b"Starting vLLM API server", "startup"),
-        (b"Started server process", "startup"),
-        (b"Waiting for application startup", "startup"),
-        (b"Application startup complete", "startup"),
         (b"Loading model weights took", "startup"),
+        (b"Loading weights took", "startup"),
         (b"Model loading took", "startup"),
+        (b"Starting to load model", "startup"),
         (b"Memory profiling takes", "startup"),
+        (b"Capturing", "startup"),
         (b"Graph capturing finished", "startup"),
         (b"init engine (profile, create kv cache", "startup"),
-        (b"Capturing CUDA graph", "startup"),
         (b"Using max model len", "startup"),
         (b"Supported_tasks", "startup"),
+        (b"Supported tasks", "startup"),
         (b"Available routes are", "startup"),
-        (b"] Route: ", "startup"),
-        (b"Starting to load model", "startup"),
+        (b"Route: ", "startup"),
+        (b"Automatically detected platform", "startup"),
     ];
-    let t = trim(line);
-    if t.starts_with(b"$ vllm ") || t.starts_with(b"vllm serve ") {
-        return Some("command");
-    }
     KINDS
         .iter()
-        .find(|(p, _)| memmem::find(line, p).is_some())
+        .find(|(p, _)| m.starts_with(p))
         .map(|&(_, k)| k)
 }
 
@@ -666,13 +745,30 @@ impl LineParser for VllmParser {
         if let Some(o) = self.parse_stats(line, no, last_chance, out) {
             return o;
         }
-        if let Some(o) = self.parse_preemption(line, no, out) {
-            return o;
+        let Some(msg) = self.message(line) else {
+            return self.untagged(line, no, out);
+        };
+        let m = msg.trim_ascii_start();
+        if m.starts_with(b"Sequence group ") {
+            if let Some(o) = self.parse_preemption(line, m, no, out) {
+                return o;
+            }
         }
-        if let Some(k) = other_known(line) {
+        // `Engine 000: ` may lead a message (`Iteration`, cache_config_info).
+        let inner = strip_engine_label(m).map_or(m, |(rest, _)| rest);
+        if let Some(k) = other_known(inner) {
             return Outcome::Other(k);
         }
-        if let Some(o) = self.parse_config(line, no, out) {
+        if let Some(o) = self.parse_config(m, no, out) {
+            return o;
+        }
+        if let Some(items) = banner(msg) {
+            if !items.is_empty() {
+                out.push(Record::Config { line: no, items });
+            }
+            return Outcome::Other("startup");
+        }
+        if let Some(o) = self.cut_in_header(line, msg, no, last_chance, out) {
             return o;
         }
         Outcome::NotMine
@@ -858,7 +954,7 @@ mod tests {
         assert!(c.contains(&ConfigItem::GpuMemoryUtilization(0.95)));
         assert!(c.contains(&ConfigItem::PrefixCaching(true)));
         assert!(c.contains(&ConfigItem::BlockSize(32)));
-        let c = config("INFO 01-01 00:00:00 api_server.py:1 args: Namespace(host=None, model='m', tensor_parallel_size=2, max_num_seqs=256, max_model_len=None, swap_space=4, block_size=None)");
+        let c = config("INFO 01-01 00:00:00 api_server.py:1] args: Namespace(host=None, model='m', tensor_parallel_size=2, max_num_seqs=256, max_model_len=None, swap_space=4, block_size=None)");
         assert!(c.contains(&ConfigItem::TensorParallel(2)));
         assert!(c.contains(&ConfigItem::SwapSpaceGb(4.0)));
         let c = config("INFO 01-01 00:00:00 [core.py:1] Initializing a V1 LLM engine (v0.8.5) with config: model='Qwen/Qwen3-8B', speculative_config=None, max_seq_len=40960, kv_cache_dtype=auto, enable_prefix_caching=True, compilation_config={\"level\": 3}");
