@@ -1,5 +1,6 @@
 //! `batchlens`: reads inputs, feeds the core, prints. All analysis lives in batchlens-core.
 
+mod client_input;
 mod input;
 mod progress;
 mod simulate;
@@ -51,6 +52,16 @@ struct DiagnoseArgs {
     /// Never draw a progress bar.
     #[arg(long)]
     no_progress: bool,
+    /// The client's benchmark result (bench_serving / vllm bench serve summary text, or
+    /// its --save-result JSON) to reconcile with the server's throughput.
+    #[arg(long, value_name = "FILE")]
+    client: Option<PathBuf>,
+    /// Output tokens/s your client measured (reconciled with the server's rate).
+    #[arg(long, value_name = "TOK_S")]
+    client_throughput: Option<f64>,
+    /// Requests/s your client measured.
+    #[arg(long, value_name = "RPS")]
+    client_requests_per_s: Option<f64>,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
@@ -108,8 +119,14 @@ fn main() -> ExitCode {
 }
 
 fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
+    let client = client_input::read(
+        args.client.as_deref(),
+        args.client_throughput,
+        args.client_requests_per_s,
+    )?;
     let mut analyzer = Analyzer::new(Options {
         engine: args.engine,
+        client,
         ..Options::default()
     });
     let show_progress = !args.no_progress && std::io::stderr().is_terminal();

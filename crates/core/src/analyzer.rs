@@ -25,6 +25,9 @@ pub struct Options {
     pub engine: Option<Engine>,
     /// Skip the diagnosis (the report's `diagnosis` is then `null`).
     pub no_diagnosis: bool,
+    /// The client's benchmark figures (`--client` file or flags): fills `report.reconciliation`.
+    /// Flags win over a summary block found in the log.
+    pub client: Option<crate::client::ClientFigures>,
 }
 
 /// Feed it bytes in chunks of any size, then [`Analyzer::finish`].
@@ -44,6 +47,8 @@ pub struct Analyzer {
     recs: Vec<Record>,
     sniffed: usize,
     odd_bytes: usize,
+    /// Benchmark summary blocks and per-request lines.
+    client_lines: crate::client::ClientLines,
 }
 
 impl Default for Analyzer {
@@ -72,6 +77,7 @@ impl Analyzer {
             recs: Vec::new(),
             sniffed: 0,
             odd_bytes: 0,
+            client_lines: crate::client::ClientLines::default(),
         }
     }
 
@@ -174,8 +180,15 @@ impl Analyzer {
                     });
                 }
             }
-            Outcome::Other(label) => self.count_other(label),
-            Outcome::NotMine => match common::classify(line) {
+            Outcome::Other(label) => {
+                self.client_lines.line(no, line);
+                self.count_other(label)
+            }
+            Outcome::NotMine => match self
+                .client_lines
+                .line(no, line)
+                .or_else(|| common::classify(line))
+            {
                 Some(label) => self.count_other(label),
                 None => {
                     self.input.unrecognized_lines += 1;
@@ -255,7 +268,15 @@ impl Analyzer {
             diagnosis: None,
             what_if: None,
             reconciliation: None,
+            client: None,
+            requests: None,
         };
+        let (block, requests) = std::mem::take(&mut self.client_lines).finish();
+        report.client = crate::client::combine(self.opts.client.take(), block, requests.as_ref());
+        report.requests = requests;
+        if let Some(c) = &report.client {
+            report.reconciliation = crate::reconcile::reconcile(&report, c);
+        }
         if !self.opts.no_diagnosis {
             report.diagnosis = crate::diagnose::diagnose(&report);
         }

@@ -13,6 +13,7 @@
 //! ```
 
 pub mod analyzer;
+pub mod client;
 pub mod config;
 pub mod diagnose;
 pub mod engines;

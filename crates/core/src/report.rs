@@ -41,6 +41,12 @@ pub struct Report {
     /// Server-side versus client-side throughput (`--client…`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reconciliation: Option<crate::reconcile::Reconciliation>,
+    /// The client's benchmark figures (summary block in the log, `--client` file or flags).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<crate::client::ClientFigures>,
+    /// Per-request completions from SGLang `--log-requests` `Finish:` lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests: Option<crate::client::RequestStats>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]

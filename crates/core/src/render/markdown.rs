@@ -74,6 +74,19 @@ pub fn markdown(r: &Report) -> String {
             );
         }
     }
+    if let Some(rc) = &r.reconciliation {
+        let _ = writeln!(o, "### Client versus server\n");
+        for line in crate::reconcile::explain(rc) {
+            match line.strip_prefix("- ") {
+                Some(item) => {
+                    let _ = writeln!(o, "- {}", esc(item));
+                }
+                None => {
+                    let _ = writeln!(o, "\n{}\n", esc(&line));
+                }
+            }
+        }
+    }
     let rows = summary_rows(r);
     if !rows.is_empty() {
         let _ = writeln!(

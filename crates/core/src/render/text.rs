@@ -78,6 +78,12 @@ pub fn text(r: &Report, color: bool) -> String {
             }
         }
     }
+    if let Some(rc) = &r.reconciliation {
+        let _ = writeln!(o, "\n{}", st.bold("Client versus server"));
+        for line in crate::reconcile::explain(rc) {
+            let _ = writeln!(o, "  {line}");
+        }
+    }
     let rows = summary_rows(r);
     if !rows.is_empty() {
         let _ = writeln!(o, "\n{}", st.bold("Figures (all ranks combined)"));
