@@ -63,7 +63,9 @@ fn more_kv_memory(c: &Ctx) -> Action {
             (Some(h), Some(kv)) if h > 0.0 && kv > 0.0 => Some(1.0 + h / kv),
             _ => None,
         };
-        let target = m.map(|m| (m + 0.04).min(0.95));
+        // Little headroom: step by 0.01 as SGLang's guide says; else a bolder step.
+        let step = if avail.is_some_and(|a| a < 7.0) { 0.01 } else { 0.04 };
+        let target = m.map(|m| (m + step).min(0.95));
         let flag = match target {
             Some(t) => format!("--mem-fraction-static {t:.2}"),
             None => "--mem-fraction-static 0.90".to_string(),
