@@ -527,14 +527,16 @@ impl VllmParser {
         } else if let Some(v) = m.strip_prefix(b"Available KV cache memory: ") {
             let e = memchr::memchr(b' ', v).unwrap_or(v.len());
             items.extend(float(&v[..e]).map(ConfigItem::KvCacheGb));
-        } else if m.starts_with(b"Initializing a") {
-            // `Initializing a V1 LLM engine (v0.8.5) with config: model='…', …` (V0: `an LLM engine`).
-            let i = memmem::find(m, b"LLM engine (v")?;
-            let v = &m[i + 13..];
-            if let Some(e) = memchr::memchr(b')', v) {
-                items.push(ConfigItem::EngineVersion(
-                    String::from_utf8_lossy(&v[..e]).into_owned(),
-                ));
+        } else if m.starts_with(b"Initializing a") && has(m, b"LLM engine") {
+            // `Initializing a V1 LLM engine (v0.8.5) with config: model='…', …`
+            // (V0: `an LLM engine (v0.6.3)`; ≤0.2 without the version).
+            if let Some(i) = memmem::find(m, b"LLM engine (v") {
+                let v = &m[i + 13..];
+                if let Some(e) = memchr::memchr(b')', v) {
+                    items.push(ConfigItem::EngineVersion(
+                        String::from_utf8_lossy(&v[..e]).into_owned(),
+                    ));
+                }
             }
             if let Some(c) = memmem::find(m, b"with config: ") {
                 let mut wrapped = Vec::with_capacity(m.len() - c);
@@ -587,6 +589,14 @@ impl VllmParser {
             b"pipeline_parallel_size" => items.extend(u().map(ConfigItem::PipelineParallel)),
             b"max_model_len" | b"max_seq_len" => items.extend(u().map(ConfigItem::ContextLength)),
             b"swap_space" => items.extend(f().map(ConfigItem::SwapSpaceGb)),
+            b"speculative_config" => {
+                // `{'method': 'mtp', …}` or `SpeculativeConfig(method='eagle', …)`.
+                let method = python_pairs(v)
+                    .into_iter()
+                    .find(|(k, _)| *k == b"method")
+                    .and_then(|(_, m)| py_str(m));
+                items.extend(method.map(ConfigItem::SpeculativeAlgorithm));
+            }
             b"block_size" => {
                 if let Some(n) = u() {
                     self.block_size_known = true;
@@ -961,10 +971,38 @@ mod tests {
         assert!(c.contains(&ConfigItem::EngineVersion("0.8.5".into())));
         assert!(c.contains(&ConfigItem::ContextLength(40960)));
         assert!(c.contains(&ConfigItem::KvCacheDtype("auto".into())));
+        let c = config("INFO 01-01 00:00:00 llm_engine.py:1] Initializing an LLM engine with config: model='m', tokenizer='m', tensor_parallel_size=4, seed=0)");
+        assert!(c.contains(&ConfigItem::TensorParallel(4)));
+        let c = config("(APIServer pid=1) INFO 01-01 00:00:00 [utils.py:1] non-default args: {'model': 'm', 'speculative_config': {'method': 'mtp', 'num_speculative_tokens': 1}}");
+        assert!(c.contains(&ConfigItem::SpeculativeAlgorithm("mtp".into())));
+        let c = config("INFO 01-01 00:00:00 [core.py:1] Initializing a V1 LLM engine (v0.10.1) with config: model='m', speculative_config=SpeculativeConfig(method='eagle', model='e', num_spec_tokens=3), max_seq_len=4096");
+        assert!(c.contains(&ConfigItem::SpeculativeAlgorithm("eagle".into())));
+        assert!(c.contains(&ConfigItem::ContextLength(4096)));
         let c = config("INFO 01-01 00:00:00 [config.py:1] Chunked prefill is enabled with max_num_batched_tokens=8192.");
         assert_eq!(c, [ConfigItem::MaxBatchedTokens(8192)]);
         let c = config("INFO 01-01 00:00:00 [config.py:1] Defaulting max_num_seqs to 1024 for OPENAI_API_SERVER usage context.");
         assert_eq!(c, [ConfigItem::MaxRunningRequests(1024)]);
+    }
+
+    #[test]
+    fn known_other_lines() {
+        for (l, k) in [
+            ("(EngineCore_DP0 pid=41) INFO 11-30 12:00:11 [core.py:349] Iteration(515): 0 context requests, 0 context tokens, 64 generation requests, 64 generation tokens, iteration elapsed time: 21.33 ms, GPU KV cache usage: 99.1%", "iteration"),
+            ("INFO 05-25 06:50:29 [metrics.py:502] Prefix cache hit rate: GPU: 0.00%, CPU: 90.00%", "prefix_cache"),
+            ("(APIServer pid=1) INFO 08-14 11:31:25 [metrics.py:120] SpecDecoding metrics: Mean acceptance length: 4.00, Accepted: 1871 tokens, Per-position acceptance rate: 1.000, 1.000, Avg Draft acceptance rate: 99.9%", "spec_decoding"),
+            ("(EngineCore_0 pid=3) [2025-08-21 07:17:09,753] LMCache INFO: Reqid: x, Total tokens 8891 (vllm_v1_adapter.py:1050:lmcache.integration.vllm.vllm_v1_adapter)", "lmcache"),
+            ("(APIServer pid=7) INFO:     Started server process [7]", "startup"),
+            ("(APIServer pid=1) INFO 04-15 07:22:41 [utils.py:299]      ", "startup"),
+        ] {
+            let (o, r) = one(l);
+            assert_eq!(o, Outcome::Other(k), "{l}");
+            // Nothing stated: no config record (it would read as a restart after stats).
+            assert!(r.is_empty(), "{l}");
+        }
+        let c = config("(EngineCore_DP0 pid=8) INFO 07-01 00:00:00 [core.py:1] Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is: 7261");
+        assert_eq!(c, [ConfigItem::KvBlocks(7261), ConfigItem::BlockSize(16)]);
+        let c = config("(APIServer pid=1) INFO 04-15 07:22:41 [utils.py:299]   \u{2588}\u{2584}\u{2588}\u{2580} \u{2588}     \u{2588}  model   google/gemma-4-31B-it");
+        assert_eq!(c, [ConfigItem::Model("google/gemma-4-31B-it".into())]);
     }
 
     #[test]
