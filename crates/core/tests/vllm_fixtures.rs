@@ -280,3 +280,19 @@ fn known_vllm_lines_are_not_unrecognized() {
         assert_eq!(report(name).input.unrecognized_lines, 0, "{name}");
     }
 }
+
+#[test]
+fn a_line_wrapped_into_three_pieces_is_joined_back() {
+    let line = "INFO 01-22 18:27:20 metrics.py:449] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 41.7 tokens/s, Running: 7 reqs, Swapped: 1 reqs, Pending: 3 reqs, GPU KV cache usage: 2.0%, CPU KV cache usage: 0.5%.";
+    let mut text = String::new();
+    for piece in line.as_bytes().chunks(80) {
+        text.push_str(std::str::from_utf8(piece).unwrap());
+        text.push_str("\r\n");
+    }
+    text.push_str("INFO 01-22 18:27:25 metrics.py:449] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 41.7 tokens/s, Running: 7 reqs, Swapped: 1 reqs, Pending: 3 reqs, GPU KV cache usage: 2.1%, CPU KV cache usage: 0.5%.\n");
+    let r = analyze(text.as_bytes());
+    assert_eq!((r.input.stat_lines, r.input.damaged_stat_lines), (2, 0));
+    assert_eq!(r.input.joined_wrapped_lines, 2);
+    assert_eq!(r.summary.queued_requests.unwrap().mean, 3.0);
+    assert_eq!(r.span_seconds, 5.0);
+}

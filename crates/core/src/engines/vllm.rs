@@ -262,6 +262,8 @@ fn read_body(body: &[u8], v1: bool, mut s: Sample) -> Body {
                     b"Waiting" | b"Pending" => set!(queued, reqs),
                     b"Swapped" => set!(swapped, reqs),
                     b"Preemptions" => set!(preempted, uint32),
+                    // `nan%` when no request queried the cache: printed, but no rate.
+                    b"Prefix cache hit rate" if val == b"nan%" => true,
                     b"Prefix cache hit rate" => set!(prefix_hit, pct),
                     b"GPU KV cache usage" => set!(kv_usage, pct),
                     b"CPU KV cache usage" => {
@@ -851,6 +853,8 @@ mod tests {
         // A CPU backend's pool is the `CPU KV cache usage` part in V1.
         let s = sample("INFO 11-30 12:00:10 [loggers.py:330] Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 4 reqs, Waiting: 0 reqs, CPU KV cache usage: 40.0%");
         assert_eq!((s.kv_usage, s.damaged), (Some(0.4), false));
+        let s = sample("INFO 11-30 12:00:10 [loggers.py:330] Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 4 reqs, Waiting: 0 reqs, GPU KV cache usage: 40.0%, Prefix cache hit rate: nan%, MM cache hit rate: nan%");
+        assert_eq!((s.prefix_hit, s.damaged), (None, false));
     }
 
     #[test]
