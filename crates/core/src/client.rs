@@ -522,7 +522,12 @@ pub fn combine(
         }
         (g, b) => g.or(b),
     };
-    if out.as_ref().is_none_or(|c| c.output_rate().is_none()) {
+    // The request log stands in only when the client gave no rate at all (a request
+    // rate alone is turned into tokens/s by the reconciliation).
+    if out
+        .as_ref()
+        .is_none_or(|c| c.output_rate().is_none() && c.requests_per_s.is_none())
+    {
         if let Some(r) = requests.and_then(from_requests) {
             match out.as_mut() {
                 Some(o) => o.merge_missing(&r),

@@ -31,6 +31,7 @@
 use serde::Serialize;
 
 use crate::client::ClientFigures;
+use crate::render::num;
 use crate::report::Report;
 use crate::round::sig;
 use crate::series::Point;
@@ -173,13 +174,29 @@ fn quantile(mut v: Vec<f64>, q: f64) -> Option<f64> {
 /// Reconciles the client's figure with the server's log. `None` when the client
 /// gave no output throughput or the log has no generation throughput.
 pub fn reconcile(report: &Report, client: &ClientFigures) -> Option<Reconciliation> {
-    let c = client.output_rate()?;
+    let mut notes = Vec::new();
+    // A request rate alone becomes tokens/s with the request log's tokens per request.
+    let c = match client.output_rate() {
+        Some(c) => c,
+        None => {
+            let rps = client.requests_per_s?;
+            let per = report
+                .requests
+                .as_ref()?
+                .completion_tokens_per_request?
+                .mean;
+            notes.push(format!(
+                "The client gave requests/s only: {rps} req/s × {per:.0} output tokens per request (from the request log) = {:.0} tok/s.",
+                rps * per
+            ));
+            rps * per
+        }
+    };
     let w = report.timeline.bucket_seconds.max(1e-9);
     let all = slices(&report.timeline.points, w);
     if !all.iter().any(|s| s.printed && s.gen > 0.0) {
         return None;
     }
-    let mut notes = Vec::new();
     let span = all.len() as f64 * w;
     let (win, window_assumed) = match client.duration_s.filter(|d| *d > 0.0) {
         Some(d) => (d, false),
@@ -352,19 +369,32 @@ pub fn reconcile(report: &Report, client: &ClientFigures) -> Option<Reconciliati
             .as_ref()
             .and_then(|r| r.completion_tokens_per_request.map(|d| d.mean)),
     };
-    let little = match (client.mean_e2e_latency_ms, running_mean, out_per_req) {
-        (Some(lat), _, _) => format!(
-            " By Little's law the work in flight is throughput × latency ≈ {:.0} tok/s × {:.1} s ≈ {:.0} tokens, generated before it can be counted at completion.",
-            c,
-            lat / 1000.0,
-            c * lat / 1000.0
-        ),
-        (None, Some(r), Some(o)) => format!(
-            " Work in flight (Little's law): ~{:.0} running requests × ~{:.0} tokens each ≈ {:.0} tokens, generated before it can be counted at completion.",
-            r,
-            o,
-            r * o
-        ),
+    // Little's law: requests generating at once = request rate × time spent generating.
+    let req_rate = client.requests_per_s.or_else(|| {
+        client
+            .completed_requests
+            .map(|n| n as f64 / win)
+            .filter(|r| *r > 0.0)
+    });
+    let gen_time = match (client.mean_e2e_latency_ms, client.mean_ttft_ms) {
+        (Some(e), Some(t)) if e > t => Some((e - t) / 1000.0),
+        _ => out_per_req
+            .filter(|_| plateau > 0.0)
+            .map(|o| o / (g / plateau)),
+    };
+    let little = match (req_rate, gen_time, out_per_req) {
+        (Some(l), Some(tg), Some(o)) => {
+            let n = l * tg;
+            format!(
+                " Little's law: {:.2} req/s × {:.0} s generating ≈ {:.0} requests in flight (the log shows ~{:.0}); half-way through ~{:.0}-token outputs on average, they hold ~{} generated tokens that count only when they finish, so completions lag generation while the pipeline fills and the batch shrinks as it drains.",
+                l,
+                tg,
+                n,
+                plateau,
+                o,
+                num(n * o / 2.0)
+            )
+        }
         _ => String::new(),
     };
     parts.push(Part {
@@ -390,9 +420,9 @@ pub fn reconcile(report: &Report, client: &ClientFigures) -> Option<Reconciliati
                 retracted,
                 match per_req_kv {
                     Some(t) => format!(
-                        " holding ~{:.0} KV tokens each (~{:.0} tokens of work discarded and recomputed)",
-                        t,
-                        t * retracted as f64
+                        " holding ~{} KV tokens each (~{} tokens of work discarded and recomputed)",
+                        num(t),
+                        num(t * retracted as f64)
                     ),
                     None => String::new(),
                 },
@@ -419,15 +449,15 @@ pub fn reconcile(report: &Report, client: &ClientFigures) -> Option<Reconciliati
             if report.summary.prefill_tokens > 0 {
                 format!(
                     " ({} prompt tokens prefilled over the run)",
-                    report.summary.prefill_tokens
+                    num(report.summary.prefill_tokens as f64)
                 )
             } else {
                 String::new()
             },
             if first_tokens > 0.0 {
                 format!(
-                    " Prefill also produces each request's first token, which decode lines do not count: {:.0} tokens the client sees that the server's rate leaves out.",
-                    first_tokens
+                    " Prefill also produces each request's first token, which decode lines do not count: {} tokens the client sees that the server's rate leaves out.",
+                    num(first_tokens)
                 )
             } else {
                 String::new()
@@ -438,8 +468,16 @@ pub fn reconcile(report: &Report, client: &ClientFigures) -> Option<Reconciliati
     let unexplained = (g - c) - explained;
     if (generated - u).abs() > 0.1 * u.max(1.0) && u > 0.0 {
         notes.push(format!(
-            "The server's lines account for {:.0} generated tokens in the window, the client received {:.0}.",
-            generated, u
+            "The server's lines account for {} generated tokens in the window, the client received {}{}.",
+            num(generated),
+            num(u),
+            if generated > 1.3 * u {
+                ": the server may have served other clients too, or the client's run is not the one in this log"
+            } else if u > 1.3 * generated {
+                ": the log may not cover the whole client run (a cut log, or a rank missing)"
+            } else {
+                ""
+            }
         ));
     }
     let largest = parts
@@ -481,7 +519,7 @@ pub fn reconcile(report: &Report, client: &ClientFigures) -> Option<Reconciliati
 /// Human names of the parts.
 pub fn cause_name(cause: &str) -> &'static str {
     match cause {
-        "idle" => "the server was waiting for your client",
+        "idle" => "idle time (the server waiting for your client)",
         "warm_up_drain" => {
             "warm-up and drain (the batch fills at the start and empties at the end)"
         }
@@ -512,7 +550,7 @@ pub fn explain(r: &Reconciliation) -> Vec<String> {
     } else {
         out.push(format!("Where the {:.0} tok/s gap goes:", gap));
         let mut parts: Vec<&Part> = r.parts.iter().collect();
-        parts.sort_by(|a, b| b.tok_s.abs().total_cmp(&a.tok_s.abs()));
+        parts.sort_by(|a, b| b.tok_s.total_cmp(&a.tok_s));
         for p in parts {
             let lead = if p.cause == "idle" && p.tok_s > 0.0 {
                 format!(

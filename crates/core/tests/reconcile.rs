@@ -407,3 +407,71 @@ fn no_client_figure_no_reconciliation() {
     let json = serde_json::to_value(&report).unwrap();
     assert!(json.get("reconciliation").is_none());
 }
+
+#[test]
+fn a_request_rate_alone_uses_tokens_per_request_from_the_request_log() {
+    let mut log = String::new();
+    for i in 0..30u32 {
+        log.push_str(&decode(&stamp(i * 2), 8, 400.0, 0));
+        log.push_str(&FINISH_PY.replace("10:55:40", &stamp(i * 2 + 1)[11..]));
+        log.push('\n');
+    }
+    let opts = Options {
+        client: ClientFigures::from_flags(None, Some(0.5)),
+        ..Options::default()
+    };
+    let r = analyze(log.as_bytes(), opts);
+    let rc = r.reconciliation.as_ref().expect("reconciliation");
+    assert_eq!(rc.client_tok_s, 256.0, "0.5 req/s × 512 tokens");
+    assert!(rc.notes.iter().any(|n| n.contains("requests/s only")));
+    // Without a request log there is nothing to turn requests into tokens.
+    let opts = Options {
+        client: ClientFigures::from_flags(None, Some(0.5)),
+        ..Options::default()
+    };
+    let r = analyze(seed_story_log().as_bytes(), opts);
+    assert!(r.reconciliation.is_none());
+    assert_eq!(r.client.unwrap().requests_per_s, Some(0.5));
+}
+
+/// A log that holds more than the client's run (an earlier warm-up run, then a long
+/// pause): the busiest stretch of the client's window length is compared.
+#[test]
+fn a_longer_log_is_matched_to_the_client_window() {
+    let mut log = String::new();
+    // 120 s of light traffic from 09:50, then silence until the seed story at 10:00.
+    for k in 0..60u32 {
+        let t = k * 2;
+        log.push_str(&decode(
+            &format!("2026-02-24 09:{:02}:{:02}", 50 + t / 60, t % 60),
+            4,
+            80.0,
+            0,
+        ));
+    }
+    log.push_str(&seed_story_log());
+    let client = ClientFigures {
+        source: "test".into(),
+        output_tok_s: Some(500.0),
+        duration_s: Some(604.0),
+        ..ClientFigures::default()
+    };
+    let opts = Options {
+        client: Some(client),
+        ..Options::default()
+    };
+    let report = analyze(log.as_bytes(), opts);
+    let r = report.reconciliation.unwrap();
+    assert!(
+        r.window_start_s >= 590.0,
+        "window from {} s",
+        r.window_start_s
+    );
+    assert!(rel(r.server_gen_tok_s, 885.0) < 0.01, "{r:?}");
+    assert!(rel(part(&r, "idle"), 885.0 * 0.34) < 0.06, "{r:?}");
+    assert!(
+        r.notes.iter().any(|n| n.contains("busiest")),
+        "{:?}",
+        r.notes
+    );
+}
