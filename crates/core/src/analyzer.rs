@@ -210,11 +210,7 @@ impl Analyzer {
                     Some(SampleKind::Prefill) => "prefill",
                     Some(SampleKind::Interval) | None => "interval",
                 };
-                *self
-                    .input
-                    .stat_lines_by_kind
-                    .entry(k.to_string())
-                    .or_insert(0) += 1;
+                bump(&mut self.input.stat_lines_by_kind, k);
             }
             self.timeline.add(r);
         }
@@ -222,11 +218,7 @@ impl Analyzer {
 
     fn count_other(&mut self, label: &'static str) {
         self.input.other_lines += 1;
-        *self
-            .input
-            .other_lines_by_kind
-            .entry(label.to_string())
-            .or_insert(0) += 1;
+        bump(&mut self.input.other_lines_by_kind, label);
     }
 
     pub fn finish(mut self) -> Report {
@@ -281,6 +273,16 @@ impl Analyzer {
             report.diagnosis = crate::diagnose::diagnose(&report);
         }
         report
+    }
+}
+
+/// Counts one more of `key` (allocating the key only the first time).
+fn bump(counts: &mut BTreeMap<String, u64>, key: &str) {
+    match counts.get_mut(key) {
+        Some(n) => *n += 1,
+        None => {
+            counts.insert(key.to_string(), 1);
+        }
     }
 }
 

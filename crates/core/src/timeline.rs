@@ -21,14 +21,34 @@ const MAX_SOURCE_SERIES: usize = 32;
 const MAX_EVENTS_LISTED: usize = 50;
 const MAX_GAPS_LISTED: usize = 20;
 
+/// A running mean: all a source's summary shows (no quantiles, so no histogram per source).
+#[derive(Debug, Default)]
+struct Mean {
+    n: u64,
+    sum: f64,
+}
+
+impl Mean {
+    fn add(&mut self, v: Option<f64>) {
+        if let Some(v) = v.filter(|v| v.is_finite()) {
+            self.n += 1;
+            self.sum += v;
+        }
+    }
+
+    fn mean(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.sum / self.n as f64)
+    }
+}
+
 #[derive(Debug, Default)]
 struct SourceAcc {
     name: String,
     stat_lines: u64,
-    gen: Stream,
-    running: Stream,
-    queued: Stream,
-    kv: Stream,
+    gen: Mean,
+    running: Mean,
+    queued: Mean,
+    kv: Mean,
     /// Clock of this source's previous decode/interval line.
     prev_t: Option<f64>,
     series: Series,
@@ -328,20 +348,15 @@ impl Timeline {
         }
         self.last_stat_t = Some(t);
 
-        let src = self.source_index(&s.source.clone());
+        let src = self.source_index(&s.source);
         {
             let acc = &mut self.sources[src];
             acc.stat_lines += 1;
-            let put = |st: &mut Stream, v: Option<f64>| {
-                if let Some(v) = v {
-                    st.add(v)
-                }
-            };
             if !prefill {
-                put(&mut acc.gen, s.gen_tok_s);
-                put(&mut acc.running, s.running.map(f64::from));
-                put(&mut acc.queued, s.queued.map(f64::from));
-                put(&mut acc.kv, s.kv_usage);
+                acc.gen.add(s.gen_tok_s);
+                acc.running.add(s.running.map(f64::from));
+                acc.queued.add(s.queued.map(f64::from));
+                acc.kv.add(s.kv_usage);
                 if let (Some(g), Some(p)) = (s.gen_tok_s, acc.prev_t) {
                     let dt = t - p;
                     if dt > 0.0 && dt <= IDLE_GAP_S {

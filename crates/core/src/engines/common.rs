@@ -1,7 +1,36 @@
 //! Lines every engine's log carries that are not the engine's own: HTTP access
 //! logs, progress bars, tracebacks, blank lines.
 
-use memchr::memmem;
+use std::sync::OnceLock;
+
+use memchr::memmem::Finder;
+
+/// The phrases [`classify`] looks for, compiled once.
+struct Phrases {
+    http: [Finder<'static>; 2],
+    progress: [Finder<'static>; 4],
+    error: [Finder<'static>; 2],
+    warning: [Finder<'static>; 2],
+}
+
+fn phrases() -> &'static Phrases {
+    static P: OnceLock<Phrases> = OnceLock::new();
+    P.get_or_init(|| Phrases {
+        http: [Finder::new(b"HTTP/1."), Finder::new(b"HTTP/2")],
+        progress: [
+            Finder::new(b"it/s]"),
+            Finder::new(b"s/it]"),
+            Finder::new(b"%|"),
+            Finder::new(b"it ["),
+        ],
+        error: [Finder::new(b"Error: "), Finder::new(b"Exception")],
+        warning: [Finder::new(b"WARNING"), Finder::new(b"Warning")],
+    })
+}
+
+fn any(fs: &[Finder<'static>], line: &[u8]) -> bool {
+    fs.iter().any(|f| f.find(line).is_some())
+}
 
 /// A label for a known non-stats line, or `None`.
 pub fn classify(line: &[u8]) -> Option<&'static str> {
@@ -14,24 +43,17 @@ pub fn classify(line: &[u8]) -> Option<&'static str> {
     {
         return Some("elision");
     }
-    if memmem::find(line, b"HTTP/1.").is_some() || memmem::find(line, b"HTTP/2").is_some() {
+    let ph = phrases();
+    if any(&ph.http, line) {
         return Some("access_log");
     }
-    if memmem::find(line, b"it/s]").is_some()
-        || memmem::find(line, b"s/it]").is_some()
-        || memmem::find(line, b"%|").is_some()
-        || memmem::find(line, b"it [").is_some()
-    {
+    if any(&ph.progress, line) {
         return Some("progress_bar");
     }
-    if t.starts_with(b"Traceback")
-        || t.starts_with(b"File \"")
-        || memmem::find(line, b"Error: ").is_some()
-        || memmem::find(line, b"Exception").is_some()
-    {
+    if t.starts_with(b"Traceback") || t.starts_with(b"File \"") || any(&ph.error, line) {
         return Some("error");
     }
-    if memmem::find(line, b"WARNING").is_some() || memmem::find(line, b"Warning").is_some() {
+    if any(&ph.warning, line) {
         return Some("warning");
     }
     None
@@ -50,5 +72,7 @@ pub fn looks_like_stats(line: &[u8]) -> bool {
         b"Waiting:",
         b"batch",
     ];
-    HINTS.iter().any(|h| memmem::find(line, h).is_some())
+    HINTS
+        .iter()
+        .any(|h| memchr::memmem::find(line, h).is_some())
 }

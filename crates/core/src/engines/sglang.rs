@@ -3,7 +3,9 @@
 //! Fields are read as `key: value` pairs split on `, ` (`. ` for the oldest
 //! `new fill batch`), never by position: versions add, drop and reorder them.
 
-use memchr::memmem;
+use std::sync::OnceLock;
+
+use memchr::memmem::{self, Finder};
 
 use super::prefix::last_stamp;
 use super::{Engine, LineParser, Outcome};
@@ -15,8 +17,86 @@ use crate::time::Stamp;
 /// Records found in one line; more than one only when newlines went missing.
 const MAX_RECORDS_PER_LINE: usize = 64;
 
+/// Every phrase searched on every line, compiled once (building a searcher per
+/// call cost more than the search).
+struct Phrases {
+    retract: Finder<'static>,
+    decode_oom: Finder<'static>,
+    retracted_reqs: Finder<'static>,
+    oom: [Finder<'static>; 2],
+    crash: [Finder<'static>; 4],
+    server_args: Finder<'static>,
+    max_total: Finder<'static>,
+    kv_allocated: Finder<'static>,
+    hierarchical: Finder<'static>,
+    startup: [Finder<'static>; 10],
+    hicache: [Finder<'static>; 3],
+    request_log: [Finder<'static>; 2],
+}
+
+fn phrases() -> &'static Phrases {
+    static P: OnceLock<Phrases> = OnceLock::new();
+    P.get_or_init(|| Phrases {
+        retract: Finder::new(b"Retract requests"),
+        decode_oom: Finder::new(b"Decode out of memory happened"),
+        retracted_reqs: Finder::new(b"#retracted_reqs: "),
+        oom: [
+            Finder::new(b"out of memory. Try to lower"),
+            Finder::new(b"Prefill out of memory"),
+        ],
+        crash: [
+            Finder::new(b"Scheduler hit an exception"),
+            Finder::new(b"Received sigquit from a child"),
+            Finder::new(b"watchdog timeout (self.watchdog_timeout"),
+            Finder::new(b"Watchdog timeout (self.watchdog_timeout"),
+        ],
+        server_args: Finder::new(b"server_args="),
+        max_total: Finder::new(b"max_total_num_tokens="),
+        kv_allocated: Finder::new(b"KV Cache is allocated."),
+        hierarchical: Finder::new(b"hierarchical KV"),
+        startup: [
+            Finder::new(b"Load weight"),
+            Finder::new(b"Memory pool end"),
+            Finder::new(b"graph end"),
+            Finder::new(b"graph begin"),
+            Finder::new(b"fired up and ready to roll"),
+            Finder::new(b"Init torch distributed"),
+            Finder::new(b"Capture cuda graph"),
+            Finder::new(b"Using KV cache dtype"),
+            Finder::new(b"Start of prefill"),
+            Finder::new(b"init_distributed"),
+        ],
+        hicache: [
+            Finder::new(b"Prefetch operation"),
+            Finder::new(b"Backup to storage"),
+            Finder::new(b"HiCache"),
+        ],
+        request_log: [Finder::new(b"Receive: obj="), Finder::new(b"Finish: obj=")],
+    })
+}
+
+fn any(fs: &[Finder<'static>], line: &[u8]) -> bool {
+    fs.iter().any(|f| f.find(line).is_some())
+}
+
+/// Non-overlapping occurrences of a two-byte separator (`, `, `. `, `: `),
+/// like `memmem::find_iter` but without building a searcher per call.
+fn find_sep(hay: &[u8], sep: [u8; 2]) -> Option<usize> {
+    let mut from = 0;
+    while let Some(i) = memchr::memchr(sep[0], &hay[from..]) {
+        let at = from + i;
+        if hay.get(at + 1) == Some(&sep[1]) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
 pub struct SglangParser {
     batch: memmem::Finder<'static>,
+    /// Headers of the line being read (reused: no allocation per line).
+    hdrs: Vec<Found>,
     /// Recent retraction lines, to count once what every TP rank prints.
     recent_events: Vec<(String, i64, u64)>,
 }
@@ -25,6 +105,7 @@ impl Default for SglangParser {
     fn default() -> Self {
         SglangParser {
             batch: memmem::Finder::new(b"batch"),
+            hdrs: Vec::new(),
             recent_events: Vec::new(),
         }
     }
@@ -79,8 +160,8 @@ struct Found {
 }
 
 impl SglangParser {
-    fn headers(&self, line: &[u8]) -> Vec<Found> {
-        let mut v = Vec::new();
+    fn headers(&self, line: &[u8], v: &mut Vec<Found>) {
+        v.clear();
         for pos in self.batch.find_iter(line) {
             let before = &line[..pos];
             let (kind, start) = if before.ends_with(b"Decode ") {
@@ -107,7 +188,6 @@ impl SglangParser {
                 }
             }
         }
-        v
     }
 
     fn parse_stats(
@@ -117,44 +197,61 @@ impl SglangParser {
         last_chance: bool,
         out: &mut Vec<Record>,
     ) -> Option<Outcome> {
-        let hs = self.headers(line);
-        if hs.is_empty() {
-            return None;
-        }
-        let mut full = 0;
-        let mut damaged = 0;
-        let mut seg_start = 0;
-        for (k, h) in hs.iter().enumerate() {
-            let body_end = match hs.get(k + 1) {
-                Some(next) => cut_before_prefix(line, h.end, next.start),
-                None => line.len(),
-            };
-            let prefix = read_prefix(&line[seg_start..h.start]);
-            let body = &line[h.end..body_end];
-            let is_last = k + 1 == hs.len();
-            let (sample, complete, truncated) = read_body(h.kind, body, no, &prefix);
-            if !complete && truncated && is_last && hs.len() == 1 && !last_chance {
-                return Some(Outcome::Incomplete);
-            }
-            if complete {
-                full += 1;
-            } else {
-                damaged += 1;
-            }
-            let mut s = sample;
-            s.damaged = !complete;
-            out.push(Record::Sample(s));
-            seg_start = body_end;
-        }
-        Some(Outcome::Stats { full, damaged })
+        let mut hs = std::mem::take(&mut self.hdrs);
+        self.headers(line, &mut hs);
+        let o = if hs.is_empty() {
+            None
+        } else {
+            read_records(&hs, line, no, last_chance, out)
+        };
+        self.hdrs = hs;
+        o
     }
+}
 
+/// Reads the records whose headers were found in a line.
+fn read_records(
+    hs: &[Found],
+    line: &[u8],
+    no: u64,
+    last_chance: bool,
+    out: &mut Vec<Record>,
+) -> Option<Outcome> {
+    let mut full = 0;
+    let mut damaged = 0;
+    let mut seg_start = 0;
+    for (k, h) in hs.iter().enumerate() {
+        let body_end = match hs.get(k + 1) {
+            Some(next) => cut_before_prefix(line, h.end, next.start),
+            None => line.len(),
+        };
+        let prefix = read_prefix(&line[seg_start..h.start]);
+        let body = &line[h.end..body_end];
+        let is_last = k + 1 == hs.len();
+        let (sample, complete, truncated) = read_body(h.kind, body, no, prefix);
+        if !complete && truncated && is_last && hs.len() == 1 && !last_chance {
+            return Some(Outcome::Incomplete);
+        }
+        if complete {
+            full += 1;
+        } else {
+            damaged += 1;
+        }
+        let mut s = sample;
+        s.damaged = !complete;
+        out.push(Record::Sample(s));
+        seg_start = body_end;
+    }
+    Some(Outcome::Stats { full, damaged })
+}
+
+impl SglangParser {
     fn parse_retraction(&mut self, line: &[u8], no: u64, out: &mut Vec<Record>) -> Option<Outcome> {
-        let at = memmem::find(line, b"Retract requests")
-            .or_else(|| memmem::find(line, b"Decode out of memory happened"))?;
+        let ph = phrases();
+        let at = ph.retract.find(line).or_else(|| ph.decode_oom.find(line))?;
         let prefix = read_prefix(&line[..at]);
         let msg = &line[at..];
-        let requests = memmem::find(msg, b"#retracted_reqs: ").and_then(|i| {
+        let requests = ph.retracted_reqs.find(msg).and_then(|i| {
             let v = &msg[i + 17..];
             let e = v
                 .iter()
@@ -198,15 +295,10 @@ impl SglangParser {
         no: u64,
         out: &mut Vec<Record>,
     ) -> Option<Outcome> {
-        let (kind, label) = if memmem::find(line, b"out of memory. Try to lower").is_some()
-            || memmem::find(line, b"Prefill out of memory").is_some()
-        {
+        let ph = phrases();
+        let (kind, label) = if any(&ph.oom, line) {
             (EventKind::OutOfMemory, "out_of_memory")
-        } else if memmem::find(line, b"Scheduler hit an exception").is_some()
-            || memmem::find(line, b"Received sigquit from a child").is_some()
-            || memmem::find(line, b"watchdog timeout (self.watchdog_timeout").is_some()
-            || memmem::find(line, b"Watchdog timeout (self.watchdog_timeout").is_some()
-        {
+        } else if any(&ph.crash, line) {
             (EventKind::Crash, "crash")
         } else {
             return None;
@@ -246,10 +338,10 @@ fn cut_before_prefix(line: &[u8], body_start: usize, next_header: usize) -> usiz
 }
 
 /// Reads a record body into a sample. Returns (sample, read in full, ends cut short).
-fn read_body(kind: Header, body: &[u8], no: u64, prefix: &PrefixInfo) -> (Sample, bool, bool) {
+fn read_body(kind: Header, body: &[u8], no: u64, prefix: PrefixInfo) -> (Sample, bool, bool) {
     let mut s = Sample {
         line: no,
-        source: prefix.dp.clone(),
+        source: prefix.dp,
         stamp: prefix.stamp,
         kind: Some(match kind {
             Header::Decode => SampleKind::Decode,
@@ -275,29 +367,28 @@ fn read_body(kind: Header, body: &[u8], no: u64, prefix: &PrefixInfo) -> (Sample
         Some(b'.') | Some(b',') => &b[1..],
         _ => b,
     };
-    let sep: &[u8] = if kind == Header::NewFill {
-        b". "
+    let sep: [u8; 2] = if kind == Header::NewFill {
+        *b". "
     } else {
-        b", "
+        *b", "
     };
     let mut ok = true;
     let mut cut_short = false;
     let trimmed = trim(b);
     let trimmed = trimmed.strip_suffix(b",").unwrap_or(trimmed);
-    let mut segs = memmem::find_iter(trimmed, sep).peekable();
     let mut from = 0;
     loop {
-        let (seg, last) = match segs.next() {
+        let (seg, last) = match find_sep(&trimmed[from..], sep) {
             Some(i) => {
-                let seg = &trimmed[from..i];
-                from = i + sep.len();
+                let seg = &trimmed[from..from + i];
+                from += i + sep.len();
                 (seg, false)
             }
             None => (&trimmed[from..], true),
         };
         let seg = trim(seg);
         if !seg.is_empty() {
-            match memmem::find(seg, b": ") {
+            match find_sep(seg, *b": ") {
                 Some(c) => {
                     let key = &seg[..c];
                     let val = trim(&seg[c + 2..]);
@@ -377,12 +468,13 @@ fn is_value(v: &[u8]) -> bool {
 
 /// Config items from startup lines.
 fn parse_config(line: &[u8], no: u64, out: &mut Vec<Record>) -> Option<Outcome> {
+    let ph = phrases();
     let mut items = Vec::new();
-    if let Some(i) = memmem::find(line, b"server_args=") {
+    if let Some(i) = ph.server_args.find(line) {
         for (k, v) in python_pairs(&line[i + 12..]) {
             server_arg(k, v, &mut items);
         }
-    } else if let Some(i) = memmem::find(line, b"max_total_num_tokens=") {
+    } else if let Some(i) = ph.max_total.find(line) {
         for part in line[i..].split(|&c| c == b',') {
             let part = trim(part);
             let Some(eq) = memchr::memchr(b'=', part) else {
@@ -406,7 +498,7 @@ fn parse_config(line: &[u8], no: u64, out: &mut Vec<Record>) -> Option<Outcome> 
                 _ => {}
             }
         }
-    } else if let Some(i) = memmem::find(line, b"KV Cache is allocated.") {
+    } else if let Some(i) = ph.kv_allocated.find(line) {
         let rest = &line[i + 22..];
         let mut gb = 0.0;
         for part in rest.split(|&c| c == b',') {
@@ -428,7 +520,7 @@ fn parse_config(line: &[u8], no: u64, out: &mut Vec<Record>) -> Option<Outcome> 
         if gb > 0.0 {
             items.push(ConfigItem::KvCacheGb(crate::round::dec(gb, 2)));
         }
-    } else if memmem::find(line, b"hierarchical KV").is_some() {
+    } else if ph.hierarchical.find(line).is_some() {
         items.push(ConfigItem::HierarchicalCache(true));
     } else {
         return None;
@@ -469,28 +561,14 @@ fn server_arg(k: &[u8], v: &[u8], items: &mut Vec<ConfigItem>) {
 }
 
 fn other_known(line: &[u8]) -> Option<&'static str> {
-    const STARTUP: [&[u8]; 10] = [
-        b"Load weight",
-        b"Memory pool end",
-        b"graph end",
-        b"graph begin",
-        b"fired up and ready to roll",
-        b"Init torch distributed",
-        b"Capture cuda graph",
-        b"Using KV cache dtype",
-        b"Start of prefill",
-        b"init_distributed",
-    ];
-    if STARTUP.iter().any(|p| memmem::find(line, p).is_some()) {
+    let ph = phrases();
+    if any(&ph.startup, line) {
         return Some("startup");
     }
-    const HICACHE: [&[u8]; 3] = [b"Prefetch operation", b"Backup to storage", b"HiCache"];
-    if HICACHE.iter().any(|p| memmem::find(line, p).is_some()) {
+    if any(&ph.hicache, line) {
         return Some("hicache");
     }
-    if memmem::find(line, b"Receive: obj=").is_some()
-        || memmem::find(line, b"Finish: obj=").is_some()
-    {
+    if any(&ph.request_log, line) {
         return Some("request_log");
     }
     None

@@ -1,0 +1,227 @@
+//! Exit codes and messages of `batchlens diagnose` on bad input: one clear
+//! sentence on stderr and exit code 2; a valid log exits 0; a closed stdout
+//! pipe (`| head -1`) ends quietly with 0.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use assert_cmd::Command;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("batchlens-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn valid_log() -> Vec<u8> {
+    std::fs::read(fixtures().join("sglang/sglang_41_dp-tp-ep-pd-decode-rank-imbalance-uvicorn.log"))
+        .unwrap()
+}
+
+fn big_log() -> Vec<u8> {
+    let mut s = String::new();
+    for i in 0..20_000u32 {
+        s.push_str(&format!(
+            "[2026-05-07 1{}:{:02}:{:02} TP0] Decode batch, #running-req: {}, #token: 9000, token usage: 0.40, cuda graph: True, gen throughput (token/s): 1234.56, #queue-req: {}\n",
+            i / 3600 % 10,
+            i / 60 % 60,
+            i % 60,
+            i % 300,
+            i % 17
+        ));
+    }
+    s.into_bytes()
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+fn bin() -> Command {
+    Command::cargo_bin("batchlens").unwrap()
+}
+
+/// Runs `diagnose` on `path`: asserts exit code 2 and one `batchlens: …` sentence
+/// on stderr containing `needle`; returns the sentence.
+fn input_error(path: &Path, needle: &str) -> String {
+    let out = bin()
+        .args(["diagnose", "--no-progress"])
+        .arg(path)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}: stderr {err}",
+        path.display()
+    );
+    assert!(out.stdout.is_empty(), "no report on stdout for bad input");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "one line on stderr, got {err:?}");
+    assert!(lines[0].starts_with("batchlens: "), "{err}");
+    assert!(
+        lines[0].contains(needle),
+        "{err:?} should mention {needle:?}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+#[test]
+fn a_directory_is_an_input_error() {
+    let d = scratch("dir");
+    input_error(&d, "is a directory");
+}
+
+#[test]
+fn a_missing_file_is_an_input_error() {
+    let d = scratch("missing");
+    input_error(&d.join("nope.log"), "does not exist");
+}
+
+#[test]
+fn an_unreadable_file_is_an_input_error() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = scratch("perm");
+    let f = d.join("secret.log");
+    std::fs::write(&f, valid_log()).unwrap();
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o000)).unwrap();
+    if std::fs::File::open(&f).is_ok() {
+        // Running as root (or with CAP_DAC_OVERRIDE): everything is readable.
+        eprintln!("skipped: this user can read a mode-000 file");
+        return;
+    }
+    input_error(&f, "permission denied");
+}
+
+#[test]
+fn an_empty_file_is_an_input_error() {
+    let d = scratch("empty");
+    let f = d.join("empty.log");
+    std::fs::write(&f, b"").unwrap();
+    input_error(&f, "is empty");
+}
+
+#[test]
+fn binary_files_are_input_errors() {
+    let d = scratch("binary");
+    let f = d.join("random.bin");
+    let mut x = 88172645463325252u64;
+    let bytes: Vec<u8> = (0..100_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 32) as u8
+        })
+        .collect();
+    std::fs::write(&f, bytes).unwrap();
+    input_error(&f, "is not a text log");
+    input_error(&fixtures().join("hostile/tiny.png"), "is not a text log");
+}
+
+#[test]
+fn a_log_of_another_program_is_an_input_error() {
+    input_error(
+        &fixtures().join("hostile/systemd.log"),
+        "no scheduler stats lines found",
+    );
+}
+
+#[test]
+fn a_valid_log_exits_0() {
+    let d = scratch("valid");
+    let f = d.join("server.log");
+    std::fs::write(&f, valid_log()).unwrap();
+    let out = bin()
+        .args(["diagnose", "--no-progress", "--format", "json"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["engine"], "sglang");
+    assert_eq!(v["input"]["stat_lines"], 3);
+}
+
+#[test]
+fn gzip_input_reads_like_plain_and_a_corrupt_gz_is_an_input_error() {
+    let d = scratch("gz");
+    let plain = d.join("server.log");
+    let gz = d.join("server.log.gz");
+    let log = big_log();
+    std::fs::write(&plain, &log).unwrap();
+    std::fs::write(&gz, gzip(&log)).unwrap();
+    let run = |p: &Path| {
+        let out = bin()
+            .args(["diagnose", "--no-progress", "--format", "json"])
+            .arg(p)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["input"]["stat_lines"], 20_000);
+        // Bytes counted are the decompressed ones in both cases.
+        v["input"]["bytes"] = serde_json::Value::Null;
+        v
+    };
+    assert_eq!(run(&plain), run(&gz));
+
+    // Corrupt the middle of the deflate stream.
+    let mut bad = gzip(&log);
+    let mid = bad.len() / 2;
+    for b in &mut bad[mid..mid + 64] {
+        *b ^= 0x5a;
+    }
+    let f = d.join("corrupt.log.gz");
+    std::fs::write(&f, &bad).unwrap();
+    input_error(&f, "not a valid gzip file");
+
+    // A .gz cut short.
+    let whole = gzip(&log);
+    let f = d.join("truncated.log.gz");
+    std::fs::write(&f, &whole[..whole.len() / 3]).unwrap();
+    input_error(&f, "gzip");
+}
+
+#[test]
+fn a_closed_stdout_pipe_ends_quietly() {
+    let d = scratch("pipe");
+    let f = d.join("big.log");
+    std::fs::write(&f, big_log()).unwrap();
+    for format in ["text", "json"] {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("batchlens"))
+            .args(["diagnose", "--no-progress", "--format", format])
+            .arg(&f)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Like `| head -0`: the reader goes away before batchlens writes.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{format}: stderr {err}");
+        assert!(err.is_empty(), "{format}: nothing on stderr, got {err:?}");
+    }
+}
