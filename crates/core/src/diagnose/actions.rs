@@ -64,7 +64,11 @@ fn more_kv_memory(c: &Ctx) -> Action {
             _ => None,
         };
         // Little headroom: step by 0.01 as SGLang's guide says; else a bolder step.
-        let step = if avail.is_some_and(|a| a < 7.0) { 0.01 } else { 0.04 };
+        let step = if avail.is_some_and(|a| a < 7.0) {
+            0.01
+        } else {
+            0.04
+        };
         let target = m.map(|m| (m + step).min(0.95));
         let flag = match target {
             Some(t) => format!("--mem-fraction-static {t:.2}"),

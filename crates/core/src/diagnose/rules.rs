@@ -66,8 +66,9 @@ impl<'a> Ctx<'a> {
             pool_holds_requests: capacity.zip(kv_per_request).map(|(c, k)| sig(c / k)),
             prefill_time_share: None,
             idle_fraction: (r.span_seconds > 0.0).then(|| dec(r.idle_seconds / r.span_seconds, 4)),
-            retractions_per_minute: (r.summary.retractions > 0)
-                .then(|| sig(r.summary.retractions as f64 / busy_min)),
+            // A rate needs time to spread over: none without busy time, and at least a minute.
+            retractions_per_minute: (r.summary.retractions > 0 && r.busy_seconds > 0.0)
+                .then(|| sig(r.summary.retractions as f64 / busy_min.max(1.0))),
             prefill_token_share: input
                 .zip(w.gen_tok_s)
                 .filter(|(i, g)| i + g > 0.0)
@@ -260,9 +261,14 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
                 ),
                 evidence: vec![ev(
                     format!(
-                        "{} known non-stats lines (startup, access log, …) and {} unrecognised lines; SGLang prints `Decode batch` lines and vLLM `Avg prompt throughput … Running: … reqs` lines while serving — make sure the log covers a period with load and INFO-level logging",
+                        "{} known non-stats lines (startup, access log, …) and {} unrecognised lines; {} — make sure the log covers a period with load and INFO-level logging",
                         num(c.r.input.other_lines as f64),
-                        num(c.r.input.unrecognized_lines as f64)
+                        num(c.r.input.unrecognized_lines as f64),
+                        if c.r.engine == "vllm" {
+                            "vLLM prints `Avg prompt throughput … Running: … reqs` lines every 5–10 s while serving (not with --disable-log-stats or several API servers)"
+                        } else {
+                            "SGLang prints `Decode batch` lines and vLLM `Avg prompt throughput … Running: … reqs` lines while serving"
+                        }
                     ),
                     c.r.input.unrecognized_examples.iter().map(|e| e.line).take(3).collect(),
                 )],
@@ -434,15 +440,17 @@ fn retraction(c: &Ctx, confidence: f64) -> Finding {
             .map(|e| e.line)
             .take(4)
             .collect();
-    let rate = c.facts.retractions_per_minute.unwrap_or(0.0);
+    let rate = c.facts.retractions_per_minute;
+    let per_min = |fmt: &str| rate.map(|r| fmt.replace("{}", &num(r))).unwrap_or_default();
     let what = if c.sglang { "retracted" } else { "preempted" };
     let mut evidence = throughput_evidence(c);
     evidence.push(ev(
         format!(
-            "{} {} events ({} per minute of busy time), {} requests {}: their KV is freed, their tokens recomputed, and they go back to the queue",
+            "{} {} event{}{}, {} request(s) {}: their KV is freed, their tokens recomputed, and they go back to the queue",
             num(s.retractions as f64),
             if c.sglang { "retraction" } else { "preemption" },
-            num(rate),
+            if s.retractions == 1 { "" } else { "s" },
+            per_min(" ({} per minute of busy time)"),
             num(s.retracted_requests.max(s.retractions) as f64),
             what
         ),
@@ -454,7 +462,7 @@ fn retraction(c: &Ctx, confidence: f64) -> Finding {
             c.line(),
         ));
     }
-    if c.sglang && rate < 1.0 {
+    if c.sglang && rate.is_some_and(|r| r < 1.0) {
         evidence.push(ev(
             "SGLang's tuning guide: about one retraction per minute is acceptable; more means admission is too optimistic".to_string(),
             Vec::new(),
@@ -464,10 +472,14 @@ fn retraction(c: &Ctx, confidence: f64) -> Finding {
         kind: Kind::KvRetraction,
         confidence,
         headline: format!(
-            "The KV pool overflows: running requests were {} {} times ({} per minute), wasting work and delaying them",
+            "The KV pool overflows: running requests were {} {}{}, wasting work and delaying them",
             what,
-            num(s.retractions as f64),
-            num(rate)
+            if s.retractions == 1 {
+                "once".to_string()
+            } else {
+                format!("{} times", num(s.retractions as f64))
+            },
+            per_min(" ({} per minute)")
         ),
         evidence: finish(c, evidence),
         actions: actions::retraction(c),
@@ -710,7 +722,12 @@ fn client(c: &Ctx, confidence: f64) -> Finding {
         )
     } else {
         format!(
-            "Nothing waits: the server runs {} requests with KV {} used — the client does not send enough concurrent work",
+            "{}: the server runs {} requests with KV {} used — the client does not send enough concurrent work",
+            if c.queued() >= 0.5 {
+                format!("Few requests wait ({} on average)", num(c.queued()))
+            } else {
+                "Nothing waits".to_string()
+            },
             num(c.run()),
             c.kv().map(pct).unwrap_or_else(|| "lightly".into())
         )
