@@ -1,5 +1,6 @@
 //! `batchlens`: reads inputs, feeds the core, prints. All analysis lives in batchlens-core.
 
+mod charts;
 mod client_input;
 mod input;
 mod progress;
@@ -52,6 +53,9 @@ struct DiagnoseArgs {
     /// Never draw a progress bar.
     #[arg(long)]
     no_progress: bool,
+    /// Also write the charts as SVG files into this directory (created if missing).
+    #[arg(long, value_name = "DIR")]
+    charts: Option<PathBuf>,
     /// The client's benchmark result (bench_serving / vllm bench serve summary text, or
     /// its --save-result JSON) to reconcile with the server's throughput.
     #[arg(long, value_name = "FILE")]
@@ -132,6 +136,9 @@ fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
     let show_progress = !args.no_progress && std::io::stderr().is_terminal();
     input::read_all(&args.files, &mut analyzer, show_progress)?;
     let report = analyzer.finish();
+    if let Some(dir) = &args.charts {
+        charts::write(&report, dir)?;
+    }
     let color = match args.color {
         ColorChoice::Always => true,
         ColorChoice::Never => false,

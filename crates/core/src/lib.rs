@@ -13,6 +13,7 @@
 //! ```
 
 pub mod analyzer;
+pub mod charts;
 pub mod client;
 pub mod config;
 pub mod diagnose;

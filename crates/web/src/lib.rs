@@ -1,0 +1,248 @@
+//! batchlens in the browser: thin wasm-bindgen glue over `batchlens-core`.
+//!
+//! No analysis logic lives here. [`Session`] hands byte slices to the core's
+//! streaming `Analyzer` and returns the report as the same JSON the CLI prints
+//! (`batchlens diagnose FILE --format json`); [`Charts`] draws the report's
+//! charts on canvases (or as SVG) from that JSON.
+
+mod canvas;
+
+use batchlens_core::charts::{self, Chart, ChartData, ReportView, Theme};
+use batchlens_core::{render, Analyzer, Options, Report};
+use plotters::prelude::*;
+use wasm_bindgen::prelude::*;
+use web_sys::HtmlCanvasElement;
+
+/// The JSON report exactly as the CLI prints it: pretty, with a final newline.
+pub fn report_json(report: &Report) -> Result<String, String> {
+    let mut s = serde_json::to_string_pretty(report).map_err(|e| e.to_string())?;
+    s.push('\n');
+    Ok(s)
+}
+
+fn chart_by_name(name: &str) -> Result<Chart, JsError> {
+    Chart::from_name(name).ok_or_else(|| {
+        JsError::new(&format!(
+            "unknown chart '{name}' (known: throughput, concurrency, kv_usage, prefill)"
+        ))
+    })
+}
+
+fn theme(dark: bool, scale: f64) -> Theme {
+    Theme {
+        dark,
+        scale: if scale.is_finite() && scale > 0.0 {
+            scale.clamp(0.5, 4.0)
+        } else {
+            1.0
+        },
+    }
+}
+
+fn draw_on(
+    canvas: HtmlCanvasElement,
+    data: &ChartData,
+    source: Option<&str>,
+    chart: Chart,
+    theme: &Theme,
+) -> Result<(), JsError> {
+    let backend = canvas::MeasuredCanvas::new(canvas)
+        .ok_or_else(|| JsError::new("the canvas has no 2D context"))?;
+    let root = backend.into_drawing_area();
+    charts::draw(&root, data, source, chart, theme).map_err(|e| JsError::new(&e))
+}
+
+fn canvas_by_id(id: &str) -> Result<HtmlCanvasElement, JsError> {
+    web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id(id))
+        .ok_or_else(|| JsError::new(&format!("no element with id '{id}'")))?
+        .dyn_into::<HtmlCanvasElement>()
+        .map_err(|_| JsError::new(&format!("element '{id}' is not a canvas")))
+}
+
+/// One log being read: feed byte slices in order, then `finish()`.
+#[wasm_bindgen]
+pub struct Session {
+    analyzer: Option<Analyzer>,
+    report: Option<Report>,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session::new()
+    }
+}
+
+#[wasm_bindgen]
+impl Session {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> Session {
+        Session {
+            analyzer: Some(Analyzer::new(Options::default())),
+            report: None,
+        }
+    }
+
+    /// Reads the next slice of the log (any size; lines may span slices).
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<(), JsError> {
+        match &mut self.analyzer {
+            Some(a) => {
+                a.feed(chunk);
+                Ok(())
+            }
+            None => Err(JsError::new("feed() after finish()")),
+        }
+    }
+
+    /// Bytes read so far.
+    pub fn bytes_read(&self) -> f64 {
+        match (&self.analyzer, &self.report) {
+            (Some(a), _) => a.bytes() as f64,
+            (None, Some(r)) => r.input.bytes as f64,
+            _ => 0.0,
+        }
+    }
+
+    /// Physical lines read so far.
+    pub fn lines_read(&self) -> f64 {
+        match (&self.analyzer, &self.report) {
+            (Some(a), _) => a.lines() as f64,
+            (None, Some(r)) => r.input.lines as f64,
+            _ => 0.0,
+        }
+    }
+
+    /// Ends the log and returns the JSON report (byte for byte the CLI's `--format json`).
+    /// Calling it again returns the same report.
+    pub fn finish(&mut self) -> Result<String, JsError> {
+        if let Some(a) = self.analyzer.take() {
+            self.report = Some(a.finish());
+        }
+        report_json(self.report()?).map_err(|e| JsError::new(&e))
+    }
+
+    /// The Markdown report (after `finish()`).
+    pub fn markdown(&self) -> Result<String, JsError> {
+        Ok(render::markdown(self.report()?))
+    }
+
+    /// The plain-text report, as the CLI prints it without colour (after `finish()`).
+    pub fn text(&self) -> Result<String, JsError> {
+        Ok(render::text(self.report()?, false))
+    }
+
+    /// Draws one chart (`throughput`, `concurrency`, `kv_usage`, `prefill`) on the canvas with this id.
+    pub fn draw(&self, canvas_id: &str, chart: &str, dark: bool) -> Result<(), JsError> {
+        let data = ChartData::from_report(self.report()?);
+        draw_on(
+            canvas_by_id(canvas_id)?,
+            &data,
+            None,
+            chart_by_name(chart)?,
+            &theme(dark, 1.0),
+        )
+    }
+
+    fn report(&self) -> Result<&Report, JsError> {
+        self.report
+            .as_ref()
+            .ok_or_else(|| JsError::new("call finish() first"))
+    }
+}
+
+/// Reads a whole log at once and returns the JSON report.
+#[wasm_bindgen]
+pub fn analyze(bytes: &[u8]) -> Result<String, JsError> {
+    let mut s = Session::new();
+    s.feed(bytes)?;
+    s.finish()
+}
+
+/// The charts of a JSON report (as returned by `Session.finish()`).
+#[wasm_bindgen]
+pub struct Charts {
+    data: ChartData,
+}
+
+#[wasm_bindgen]
+impl Charts {
+    #[wasm_bindgen(constructor)]
+    pub fn new(report_json: &str) -> Result<Charts, JsError> {
+        let view: ReportView = serde_json::from_str(report_json)
+            .map_err(|e| JsError::new(&format!("not a batchlens JSON report: {e}")))?;
+        Ok(Charts { data: view.into() })
+    }
+
+    /// Names of the sources (ranks / engines) with their own series.
+    pub fn sources(&self) -> Vec<String> {
+        self.data.source_names()
+    }
+
+    /// Draws `chart` on `canvas`, at its current pixel size. `source`: a name from
+    /// `sources()`, or null/"" for all combined. `scale`: multiplies fonts and margins
+    /// (use `devicePixelRatio`).
+    pub fn draw(
+        &self,
+        canvas: HtmlCanvasElement,
+        chart: &str,
+        dark: bool,
+        source: Option<String>,
+        scale: f64,
+    ) -> Result<(), JsError> {
+        draw_on(
+            canvas,
+            &self.data,
+            source.as_deref().filter(|s| !s.is_empty()),
+            chart_by_name(chart)?,
+            &theme(dark, scale),
+        )
+    }
+
+    /// The key figures of `chart` in words (for `aria-label` / `figcaption`).
+    pub fn describe(&self, chart: &str, source: Option<String>) -> Result<String, JsError> {
+        Ok(charts::describe(
+            &self.data,
+            source.as_deref().filter(|s| !s.is_empty()),
+            chart_by_name(chart)?,
+        ))
+    }
+
+    /// `chart` as an SVG document.
+    pub fn svg(
+        &self,
+        chart: &str,
+        dark: bool,
+        source: Option<String>,
+        width: u32,
+        height: u32,
+    ) -> Result<String, JsError> {
+        charts::svg(
+            &self.data,
+            source.as_deref().filter(|s| !s.is_empty()),
+            chart_by_name(chart)?,
+            &theme(dark, 1.0),
+            (width.clamp(100, 4000), height.clamp(100, 4000)),
+        )
+        .map_err(|e| JsError::new(&e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOG: &[u8] = b"[2026-02-24 10:55:32 TP0] Decode batch, #running-req: 56, #token: 81290, token usage: 0.70, cuda graph: True, gen throughput (token/s): 888.95, #queue-req: 94\n";
+
+    #[test]
+    fn json_matches_the_cli_format() {
+        let report = batchlens_core::analyze(LOG, Options::default());
+        let mut expected = serde_json::to_string_pretty(&report).unwrap();
+        expected.push('\n');
+        let mut s = Session::new();
+        s.feed(&LOG[..40]).unwrap();
+        s.feed(&LOG[40..]).unwrap();
+        assert_eq!(s.finish().unwrap(), expected);
+        assert_eq!(s.bytes_read(), LOG.len() as f64);
+    }
+}

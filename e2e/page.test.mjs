@@ -1,0 +1,306 @@
+// End-to-end tests of the built page (dist/) in headless Chromium.
+// Run: (cd e2e && DIST=../dist node --test). Needs `trunk build --release` and the CLI
+// binary (target/debug/batchlens, or BATCHLENS_BIN) for the byte-for-byte JSON check.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(HERE, '..');
+const DIST = path.resolve(HERE, process.env.DIST || '../dist');
+const FIX = path.join(ROOT, 'tests', 'fixtures');
+const RETRACT = path.join(FIX, 'sglang', 'sglang_23_deepseek-v3-kv-full-decode-oom-retract.log');
+const RANKS = path.join(FIX, 'sglang', 'sglang_41_dp-tp-ep-pd-decode-rank-imbalance-uvicorn.log');
+const HOSTILE = path.join(FIX, 'hostile', 'markup-in-lines.log');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const CHARTS = ['throughput', 'concurrency', 'kv_usage', 'prefill'];
+
+let server;
+let origin;
+let browser;
+
+function cliBinary() {
+  const candidates = [
+    process.env.BATCHLENS_BIN,
+    path.join(ROOT, 'target', 'debug', 'batchlens'),
+    path.join(ROOT, 'target', 'release', 'batchlens'),
+  ].filter(Boolean);
+  const bin = candidates.find((p) => existsSync(p));
+  assert.ok(bin, `the batchlens CLI is not built (looked for ${candidates.join(', ')})`);
+  return bin;
+}
+
+/** The CLI's JSON for a file (exit code 2 still prints the JSON). */
+function cliJson(file) {
+  try {
+    return execFileSync(cliBinary(), ['diagnose', file, '--format', 'json'], { encoding: 'utf8' });
+  } catch (e) {
+    if (e.status === 2 && e.stdout) return e.stdout;
+    throw e;
+  }
+}
+
+before(async () => {
+  assert.ok(existsSync(path.join(DIST, 'index.html')), `no ${DIST}/index.html: run trunk build --release first`);
+  server = spawn('python3', ['-u', '-m', 'http.server', '0', '--bind', '127.0.0.1', '--directory', DIST], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const port = await new Promise((resolve, reject) => {
+    let out = '';
+    const onData = (d) => {
+      out += d;
+      const m = out.match(/port (\d+)/);
+      if (m) resolve(Number(m[1]));
+    };
+    server.stdout.on('data', onData);
+    server.stderr.on('data', () => {});
+    server.on('exit', (c) => reject(new Error(`http.server exited (${c}): ${out}`)));
+    setTimeout(() => reject(new Error(`http.server did not start: ${out}`)), 10000);
+  });
+  origin = `http://127.0.0.1:${port}`;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server) server.kill();
+});
+
+/** A fresh page, loaded and ready, recording errors, dialogs and requests. */
+async function openPage(options = {}) {
+  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 }, ...options });
+  const page = await context.newPage();
+  const rec = { errors: [], dialogs: [], requests: [], loaded: false };
+  page.on('console', (m) => { if (m.type() === 'error') rec.errors.push(m.text()); });
+  page.on('pageerror', (e) => rec.errors.push(String(e)));
+  page.on('dialog', (d) => { rec.dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+  page.on('request', (r) => { if (rec.loaded) rec.requests.push(r.url()); });
+  page.on('requestfailed', (r) => rec.errors.push(`request failed: ${r.url()}`));
+  await page.goto(`${origin}/index.html`);
+  await Promise.race([
+    page.waitForSelector('body[data-ready="1"]', { timeout: 20000 }),
+    new Promise((_, reject) => page.once('pageerror', reject)),
+  ]);
+  rec.loaded = true;
+  return { page, rec, context };
+}
+
+async function dropFile(page, name, content) {
+  const dt = await page.evaluateHandle(([n, text]) => {
+    const d = new DataTransfer();
+    d.items.add(new File([text], n, { type: 'text/plain' }));
+    return d;
+  }, [name, content]);
+  await page.dispatchEvent('#drop', 'drop', { dataTransfer: dt });
+}
+
+async function waitForReport(page, name) {
+  await page.waitForFunction((n) => {
+    const s = document.getElementById('status').textContent;
+    return s.startsWith(`Read ${n}`) && document.body.dataset.result;
+  }, name, { timeout: 20000 });
+}
+
+/** Pixels of each chart canvas that differ from its corner (background) pixel. */
+async function drawnPixels(page) {
+  return page.evaluate((names) => Object.fromEntries(names.map((n) => {
+    const c = document.getElementById(`chart-${n}`);
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let count = 0;
+    for (let i = 0; i < d.length; i += 4) {
+      if (d[i] !== d[0] || d[i + 1] !== d[1] || d[i + 2] !== d[2]) count++;
+    }
+    return [n, count];
+  })), CHARTS);
+}
+
+async function downloadText(page, buttonSelector) {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click(buttonSelector)]);
+  return readFileSync(await download.path(), 'utf8');
+}
+
+test('the page loads under its CSP with no console errors and states that the file stays local', async () => {
+  const { page, rec, context } = await openPage();
+  const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
+  assert.match(csp, /default-src 'none'/);
+  assert.match(csp, /connect-src 'self'/);
+  assert.match(await page.textContent('#privacy'), /never leaves your machine/);
+  // Every form control has a label.
+  const unlabelled = await page.evaluate(() => [...document.querySelectorAll('input, select, textarea')]
+    .filter((e) => e.labels.length === 0 && !e.getAttribute('aria-label')).map((e) => e.id));
+  assert.deepEqual(unlabelled, []);
+  // No script or style from another origin.
+  const foreign = await page.evaluate(() => [...document.querySelectorAll('script[src], link[href]')]
+    .map((e) => e.src || e.href).filter((u) => u && !u.startsWith(location.origin) && !u.startsWith('data:')));
+  assert.deepEqual(foreign, []);
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
+test('a dropped log shows the verdict, charts with pixels, and the JSON equals the CLI byte for byte; no network after load', async () => {
+  const { page, rec, context } = await openPage();
+  const text = readFileSync(RETRACT, 'utf8');
+  await dropFile(page, 'retract.log', text);
+  await waitForReport(page, 'retract.log');
+  const expected = cliJson(RETRACT);
+  const report = JSON.parse(expected);
+  assert.equal(await page.isVisible('#result'), true);
+  if (report.diagnosis) {
+    assert.equal(await page.textContent('#kind'), report.diagnosis.primary.kind);
+    assert.equal(await page.textContent('#headline'), report.diagnosis.primary.headline);
+  } else {
+    assert.equal(await page.textContent('#kind'), 'no diagnosis');
+    assert.match(await page.textContent('#headline'), new RegExp(`Read ${report.input.stat_lines} sglang stats lines`));
+  }
+  const summary = await page.textContent('#summary');
+  assert.match(summary, /Engine\s*sglang/);
+  assert.match(summary, new RegExp(`Retractions\\s*${report.summary.retractions}`));
+  const pixels = await drawnPixels(page);
+  for (const n of CHARTS) assert.ok(pixels[n] > 3000, `${n}: only ${pixels[n]} pixels drawn`);
+  for (const n of CHARTS) {
+    const words = await page.getAttribute(`#chart-${n}`, 'aria-label');
+    assert.ok(words.length > 20, `${n} has no text alternative`);
+    assert.equal(await page.textContent(`#cap-${n}`), words);
+  }
+  assert.match(await page.textContent('#cap-kv_usage'), /retraction/);
+  // Nothing was fetched after load: the file stayed in the tab.
+  assert.deepEqual(rec.requests, []);
+  const json = await downloadText(page, '#export-json');
+  assert.equal(json, expected);
+  const md = await downloadText(page, '#export-md');
+  assert.match(md, /^#/);
+  assert.deepEqual(rec.errors, []);
+  mkdirSync(path.join(ROOT, 'target', 'e2e'), { recursive: true });
+  await page.screenshot({ path: path.join(ROOT, 'target', 'e2e', 'screenshot.png'), fullPage: true });
+  await context.close();
+});
+
+test('a file picked through the input is read; per-rank series get a selector', async () => {
+  const { page, rec, context } = await openPage();
+  await page.setInputFiles('#file', RANKS);
+  const name = path.basename(RANKS);
+  await waitForReport(page, name);
+  const report = JSON.parse(cliJson(RANKS));
+  assert.ok(report.timeline.per_source.length > 0);
+  assert.equal(await page.isVisible('#source'), true);
+  const options = await page.$$eval('#source option', (os) => os.map((o) => o.value));
+  assert.deepEqual(options, ['', ...report.timeline.per_source.map((s) => s.source)]);
+  const source = report.timeline.per_source[0].source;
+  await page.selectOption('#source', source);
+  await page.waitForFunction((s) => document.getElementById('cap-throughput').textContent.includes(s), source);
+  const pixels = await drawnPixels(page);
+  for (const n of CHARTS) assert.ok(pixels[n] > 3000, `${n}: only ${pixels[n]} pixels drawn`);
+  assert.equal(await downloadText(page, '#export-json'), cliJson(RANKS));
+  assert.deepEqual(rec.requests, []);
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
+test('an example button loads a bundled log', async () => {
+  const { page, rec, context } = await openPage();
+  await page.click('button.example[data-src="examples/sglang-retractions.log"]');
+  await waitForReport(page, 'sglang-retractions.log');
+  assert.equal(await downloadText(page, '#export-json'), cliJson(path.join(DIST, 'examples', 'sglang-retractions.log')));
+  // The only request after load is the example itself, from the page's own origin.
+  assert.deepEqual(rec.requests, [`${origin}/examples/sglang-retractions.log`]);
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
+test('log text with markup is shown as text: no dialog, no element injected', async () => {
+  const { page, rec, context } = await openPage();
+  const before = await page.evaluate(() => ({
+    scripts: document.querySelectorAll('script').length,
+    imgs: document.querySelectorAll('img').length,
+  }));
+  await dropFile(page, 'hostile.log', readFileSync(HOSTILE, 'utf8'));
+  await waitForReport(page, 'hostile.log');
+  await page.waitForTimeout(300);
+  const after = await page.evaluate(() => ({
+    scripts: document.querySelectorAll('script').length,
+    imgs: document.querySelectorAll('img').length,
+  }));
+  assert.deepEqual(after, before);
+  assert.deepEqual(rec.dialogs, []);
+  const shown = await page.textContent('#unrecognized');
+  assert.ok(shown.includes('<script>alert(1)</script>'), shown);
+  assert.ok(shown.includes('<img src=x onerror=alert(1)>'), shown);
+  assert.ok(shown.includes('javascript:alert(1)'), shown);
+  assert.equal(await page.$$eval('a[href^="javascript:"]', (as) => as.length), 0);
+  assert.equal(await downloadText(page, '#export-json'), cliJson(HOSTILE));
+  assert.deepEqual(rec.requests, []);
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
+test('text with no stats lines and binary data are explained', async () => {
+  const { page, rec, context } = await openPage();
+  await dropFile(page, 'notes.txt', 'hello\nDecode batch something odd\nworld\n');
+  await waitForReport(page, 'notes.txt');
+  assert.equal(await page.isVisible('#problem'), true);
+  assert.equal(await page.isVisible('#result'), false);
+  assert.match(await page.textContent('#problem-text'), /No scheduler stats lines were recognised in 3 lines/);
+  assert.match(await page.textContent('#formats'), /Decode batch/);
+  assert.match(await page.textContent('#formats'), /Avg prompt throughput/);
+
+  const binary = await page.evaluateHandle(() => {
+    const bytes = new Uint8Array(4096);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7919) % 256;
+    const d = new DataTransfer();
+    d.items.add(new File([bytes], 'blob.bin'));
+    return d;
+  });
+  await page.dispatchEvent('#drop', 'drop', { dataTransfer: binary });
+  await waitForReport(page, 'blob.bin');
+  assert.equal(await page.textContent('#problem-title'), 'Not a text file');
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
+test('a second file dropped while a large one is read cancels the first; Cancel stops a read', async () => {
+  const { page, rec, context } = await openPage();
+  const line = readFileSync(RETRACT, 'utf8');
+  // A 96 MB log assembled in the page, read in slices with progress.
+  const big = () => page.evaluateHandle((text) => {
+    const parts = [];
+    let size = 0;
+    while (size < 96e6) { parts.push(text); size += text.length; }
+    const d = new DataTransfer();
+    d.items.add(new File(parts, 'big.log'));
+    return d;
+  }, line);
+  await page.dispatchEvent('#drop', 'drop', { dataTransfer: await big() });
+  await page.waitForFunction(() => document.getElementById('progress').value > 0, null, { timeout: 20000 });
+  assert.match(await page.textContent('#progress-text'), /MB of 96\.\d MB .*MB\/s/);
+  await dropFile(page, 'small.log', line);
+  await waitForReport(page, 'small.log');
+  assert.equal(await downloadText(page, '#export-json'), cliJson(RETRACT));
+
+  await page.dispatchEvent('#drop', 'drop', { dataTransfer: await big() });
+  await page.waitForFunction(() => document.getElementById('progress').value > 0, null, { timeout: 20000 });
+  await page.click('#cancel');
+  await page.waitForFunction(() => document.getElementById('status').textContent.startsWith('Cancelled'));
+  assert.equal(await page.isVisible('#progress-box'), false);
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
+test('charts follow the dark colour scheme', async () => {
+  const { page, rec, context } = await openPage({ colorScheme: 'dark' });
+  await dropFile(page, 'retract.log', readFileSync(RETRACT, 'utf8'));
+  await waitForReport(page, 'retract.log');
+  const corner = await page.evaluate(() => [...document.getElementById('chart-throughput').getContext('2d').getImageData(2, 2, 1, 1).data]);
+  assert.ok(corner[0] < 60 && corner[1] < 60 && corner[2] < 60, `background ${corner} is not dark`);
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.waitForFunction(() => document.getElementById('chart-throughput').getContext('2d').getImageData(2, 2, 1, 1).data[0] > 200);
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});

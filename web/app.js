@@ -1,0 +1,360 @@
+// The page: hands files to the worker, shows the report, draws the charts.
+// Log-derived text is only ever inserted with textContent, never as HTML.
+import init, { Charts } from './batchlens-web.js';
+
+const $ = (id) => document.getElementById(id);
+const CHARTS = ['throughput', 'concurrency', 'kv_usage', 'prefill'];
+const dark = window.matchMedia('(prefers-color-scheme: dark)');
+
+const state = {
+  worker: null,
+  jobId: 0,
+  busy: false,
+  name: '',
+  json: null,
+  markdown: null,
+  report: null,
+  charts: null,
+};
+
+function el(tag, text, cls) {
+  const e = document.createElement(tag);
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  if (cls) e.className = cls;
+  return e;
+}
+
+function setStatus(text) { $('status').textContent = text; }
+
+function fmtBytes(n) {
+  if (n >= 1e9) return (n / 1e9).toFixed(2) + ' GB';
+  if (n >= 1e6) return (n / 1e6).toFixed(1) + ' MB';
+  if (n >= 1e3) return (n / 1e3).toFixed(1) + ' kB';
+  return n + ' bytes';
+}
+
+function fmtNum(v, digits = 0) {
+  if (v === null || v === undefined || !Number.isFinite(v)) return '–';
+  return v.toLocaleString('en-US', { maximumFractionDigits: digits });
+}
+
+// ---- reading -------------------------------------------------------------
+
+function start(blob, name) {
+  if (!state.worker) return;
+  if (state.busy) state.worker.postMessage({ type: 'cancel', id: state.jobId });
+  state.jobId += 1;
+  state.busy = true;
+  state.name = name;
+  $('progress').value = 0;
+  $('progress-text').textContent = '';
+  $('progress-box').hidden = false;
+  setStatus(`Reading ${name} (${fmtBytes(blob.size)})…`);
+  state.worker.postMessage({ type: 'read', id: state.jobId, blob });
+}
+
+function onWorkerMessage(e) {
+  const m = e.data;
+  if (m.type === 'ready') { workerReady(); return; }
+  if (m.type === 'fatal') { setStatus(`Could not start: ${m.message}`); return; }
+  if (m.id !== state.jobId) return; // a cancelled job
+  if (m.type === 'progress') {
+    const pct = m.total > 0 ? (100 * m.bytes) / m.total : 100;
+    $('progress').value = pct;
+    const rate = m.seconds > 0 ? m.bytes / 1e6 / m.seconds : 0;
+    $('progress-text').textContent =
+      `${fmtBytes(m.bytes)} of ${fmtBytes(m.total)} (${pct.toFixed(1)}%) · ${rate.toFixed(0)} MB/s · ${fmtNum(m.lines)} lines`;
+  } else if (m.type === 'done') {
+    state.busy = false;
+    $('progress-box').hidden = true;
+    setStatus(`Read ${state.name}: ${fmtBytes(JSON.parse(m.json).input.bytes)} in ${m.seconds.toFixed(2)} s.`);
+    show(m.json, m.markdown, null);
+  } else if (m.type === 'cancelled') {
+    state.busy = false;
+    $('progress-box').hidden = true;
+    setStatus(`Cancelled after ${fmtBytes(m.bytes)}.`);
+  } else if (m.type === 'error') {
+    state.busy = false;
+    $('progress-box').hidden = true;
+    setStatus(`Error after ${fmtBytes(m.bytes)}: ${m.message}`);
+    if (m.json) show(m.json, m.markdown, `Reading stopped with an error after ${fmtBytes(m.bytes)}; this is what was read so far.`);
+  }
+}
+
+// ---- the report ----------------------------------------------------------
+
+function show(json, markdown, warning) {
+  const r = JSON.parse(json);
+  state.json = json;
+  state.markdown = markdown;
+  state.report = r;
+  if (state.charts) { state.charts.free(); state.charts = null; }
+  const stats = r.input.stat_lines + r.input.damaged_stat_lines;
+  if (stats === 0) {
+    showProblem(r);
+    return;
+  }
+  $('problem').hidden = true;
+  $('result').hidden = false;
+  document.body.dataset.result = 'report';
+
+  const d = r.diagnosis;
+  if (d) {
+    $('headline').textContent = d.primary.headline;
+    $('kind').textContent = d.primary.kind;
+    $('confidence').textContent = `confidence ${Math.round(d.primary.confidence * 100)}%`;
+  } else {
+    $('headline').textContent = warning ||
+      `Read ${fmtNum(r.input.stat_lines)} ${r.engine} stats lines; no verdict could be drawn from them.`;
+    $('kind').textContent = 'no diagnosis';
+    $('confidence').textContent = '';
+  }
+  if (warning && d) $('headline').textContent = `${warning} ${d.primary.headline}`;
+
+  renderSummary(r);
+  renderEvidence(d);
+  renderActions(d);
+  const odd = [
+    ...r.input.damaged_examples.map((e) => ({ ...e, why: 'damaged stats line' })),
+    ...r.input.unrecognized_examples.map((e) => ({ ...e, why: 'not recognised' })),
+  ].sort((a, b) => a.line - b.line);
+  renderLines($('unrecognized'), odd);
+  $('unrecognized-count').textContent =
+    `${fmtNum(r.input.damaged_stat_lines)} damaged stats lines (their clean fields are used), ` +
+    `${fmtNum(r.input.unrecognized_lines)} unrecognised lines. Examples:`;
+  $('unrecognized-box').hidden = odd.length === 0;
+
+  try {
+    state.charts = new Charts(json);
+  } catch (err) {
+    setStatus(`Could not read the report for the charts: ${err.message || err}`);
+    return;
+  }
+  const sources = state.charts.sources();
+  const sel = $('source');
+  sel.replaceChildren();
+  if (sources.length > 0) {
+    sel.append(new Option('All combined', ''));
+    for (const s of sources) sel.append(new Option(s, s));
+  }
+  $('source-box').hidden = sources.length === 0;
+  drawCharts();
+}
+
+function showProblem(r) {
+  $('result').hidden = true;
+  $('problem').hidden = false;
+  document.body.dataset.result = 'problem';
+  let text;
+  if (r.input.bytes === 0) {
+    text = 'The input is empty: there is no log to read.';
+    $('problem-title').textContent = 'Empty input';
+  } else if (r.input.looks_binary) {
+    text = `This is not a text log (${fmtBytes(r.input.bytes)} of binary data). Give a server log file as plain text.`;
+    $('problem-title').textContent = 'Not a text file';
+  } else {
+    text = `No scheduler stats lines were recognised in ${fmtNum(r.input.lines)} lines ` +
+      `(${fmtNum(r.input.other_lines)} other known lines, ${fmtNum(r.input.unrecognized_lines)} unrecognised).`;
+    $('problem-title').textContent = 'No stats lines recognised';
+  }
+  $('problem-text').textContent = text;
+  renderLines($('problem-examples'), r.input.unrecognized_examples);
+}
+
+function renderLines(list, examples) {
+  list.replaceChildren();
+  for (const ex of examples || []) {
+    const li = el('li');
+    li.append(el('span', `line ${ex.line}${ex.why ? ` (${ex.why})` : ''}`, 'lineno'), ' ', el('code', ex.text));
+    list.append(li);
+  }
+}
+
+function renderSummary(r) {
+  const s = r.summary;
+  const rows = [
+    ['Engine', r.engine],
+    ['Lines read', `${fmtNum(r.input.lines)} (${fmtNum(r.input.stat_lines)} stats lines)`],
+    ['Span', `${fmtNum(r.span_seconds, 1)} s (busy ${fmtNum(r.busy_seconds, 1)} s)`],
+    ['Generation throughput', s.gen_throughput_tok_s ? `mean ${fmtNum(s.gen_throughput_tok_s.mean)} tokens/s, max ${fmtNum(s.gen_throughput_tok_s.max)}` : '–'],
+    ['Running requests', s.running_requests ? `mean ${fmtNum(s.running_requests.mean, 1)}, max ${fmtNum(s.running_requests.max)}` : '–'],
+    ['Queued requests', s.queued_requests ? `mean ${fmtNum(s.queued_requests.mean, 1)}, max ${fmtNum(s.queued_requests.max)}` : '–'],
+    ['KV cache usage', s.kv_usage ? `mean ${fmtNum(s.kv_usage.mean * 100)}%, max ${fmtNum(s.kv_usage.max * 100)}%` : '–'],
+    ['Retractions', fmtNum(s.retractions)],
+  ];
+  const dl = $('summary');
+  dl.replaceChildren();
+  for (const [k, v] of rows) dl.append(el('dt', k), el('dd', v));
+}
+
+function renderEvidence(d) {
+  const list = $('evidence');
+  list.replaceChildren();
+  const items = d ? d.primary.evidence : [];
+  for (const ev of items) {
+    const li = el('li', ev.statement);
+    if (ev.lines && ev.lines.length) {
+      li.append(' ', el('span', `(line${ev.lines.length > 1 ? 's' : ''} ${ev.lines.join(', ')})`, 'lineno'));
+    }
+    list.append(li);
+  }
+  $('evidence-box').hidden = items.length === 0;
+}
+
+function renderActions(d) {
+  const list = $('actions');
+  list.replaceChildren();
+  const items = d ? d.primary.actions : [];
+  for (const a of items) {
+    const li = el('li');
+    const flagRow = el('div', null, 'flag-row');
+    const code = el('code', a.flag, 'flag');
+    const copy = el('button', 'Copy');
+    copy.type = 'button';
+    copy.setAttribute('aria-label', `Copy ${a.flag}`);
+    copy.addEventListener('click', () => copyText(a.flag, copy));
+    flagRow.append(code, copy);
+    li.append(flagRow, el('p', a.why), el('p', a.effect, 'effect'));
+    list.append(li);
+  }
+  $('actions-box').hidden = items.length === 0;
+}
+
+async function copyText(text, button) {
+  try {
+    await navigator.clipboard.writeText(text);
+    button.textContent = 'Copied';
+  } catch (_) {
+    const sel = window.getSelection();
+    const range = document.createRange();
+    range.selectNodeContents(button.previousSibling);
+    sel.removeAllRanges();
+    sel.addRange(range);
+    button.textContent = 'Selected: press Ctrl+C';
+  }
+  setTimeout(() => { button.textContent = 'Copy'; }, 2000);
+}
+
+// ---- charts --------------------------------------------------------------
+
+function drawCharts() {
+  if (!state.charts) return;
+  const source = $('source').value || null;
+  const scale = window.devicePixelRatio || 1;
+  for (const name of CHARTS) {
+    const canvas = $(`chart-${name}`);
+    const w = Math.max(200, Math.round(canvas.clientWidth * scale));
+    const h = Math.max(120, Math.round(canvas.clientHeight * scale));
+    if (canvas.width !== w) canvas.width = w;
+    if (canvas.height !== h) canvas.height = h;
+    try {
+      state.charts.draw(canvas, name, dark.matches, source, scale);
+      const words = state.charts.describe(name, source);
+      canvas.setAttribute('aria-label', words);
+      $(`cap-${name}`).textContent = words;
+    } catch (err) {
+      $(`cap-${name}`).textContent = `Could not draw this chart: ${err.message || err}`;
+    }
+  }
+}
+
+let redrawTimer = 0;
+function scheduleRedraw() {
+  clearTimeout(redrawTimer);
+  redrawTimer = setTimeout(drawCharts, 80);
+}
+
+// ---- export --------------------------------------------------------------
+
+function baseName() {
+  return (state.name || 'log').replace(/\.[^.]*$/, '').replace(/[^A-Za-z0-9._-]+/g, '_') || 'log';
+}
+
+function download(blob, filename) {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
+// ---- wiring --------------------------------------------------------------
+
+function workerReady() {
+  document.body.dataset.ready = '1';
+  setStatus('Ready. Drop a log, choose a file, paste text or try an example.');
+}
+
+async function main() {
+  await init();
+  state.worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  state.worker.onmessage = onWorkerMessage;
+  state.worker.onerror = (e) => setStatus(`The reader stopped: ${e.message || 'unknown error'}`);
+
+  const drop = $('drop');
+  for (const ev of ['dragenter', 'dragover']) {
+    drop.addEventListener(ev, (e) => { e.preventDefault(); drop.classList.add('over'); });
+  }
+  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+  drop.addEventListener('drop', (e) => {
+    e.preventDefault();
+    drop.classList.remove('over');
+    const f = e.dataTransfer && e.dataTransfer.files && e.dataTransfer.files[0];
+    if (f) start(f, f.name);
+  });
+  // Dropping outside the zone must not navigate away from the page.
+  window.addEventListener('dragover', (e) => e.preventDefault());
+  window.addEventListener('drop', (e) => e.preventDefault());
+
+  $('file').addEventListener('change', (e) => {
+    const f = e.target.files && e.target.files[0];
+    if (f) start(f, f.name);
+  });
+  $('paste-go').addEventListener('click', () => {
+    const text = $('paste').value;
+    start(new Blob([text], { type: 'text/plain' }), 'pasted text');
+  });
+  for (const b of document.querySelectorAll('button.example')) {
+    b.addEventListener('click', async () => {
+      const src = b.dataset.src;
+      try {
+        const res = await fetch(src);
+        if (!res.ok) throw new Error(`HTTP ${res.status}`);
+        start(await res.blob(), src.split('/').pop());
+      } catch (err) {
+        setStatus(`Could not load the example: ${err.message || err}`);
+      }
+    });
+  }
+  $('cancel').addEventListener('click', () => {
+    if (state.busy) state.worker.postMessage({ type: 'cancel', id: state.jobId });
+  });
+  $('source').addEventListener('change', drawCharts);
+  $('export-json').addEventListener('click', () => {
+    if (state.json) download(new Blob([state.json], { type: 'application/json' }), `${baseName()}.batchlens.json`);
+  });
+  $('export-md').addEventListener('click', () => {
+    if (state.markdown) download(new Blob([state.markdown], { type: 'text/markdown' }), `${baseName()}.batchlens.md`);
+  });
+  for (const b of document.querySelectorAll('button.png')) {
+    b.addEventListener('click', () => {
+      $(`chart-${b.dataset.chart}`).toBlob((blob) => {
+        if (blob) download(blob, `${baseName()}.${b.dataset.chart}.png`);
+      }, 'image/png');
+    });
+  }
+  for (const b of document.querySelectorAll('button.svg')) {
+    b.addEventListener('click', () => {
+      if (!state.charts) return;
+      const svg = state.charts.svg(b.dataset.chart, false, $('source').value || null, 960, 420);
+      download(new Blob([svg], { type: 'image/svg+xml' }), `${baseName()}.${b.dataset.chart}.svg`);
+    });
+  }
+  new ResizeObserver(scheduleRedraw).observe($('charts-box'));
+  dark.addEventListener('change', drawCharts);
+}
+
+main().catch((err) => setStatus(`Could not start: ${err.message || err}`));

@@ -1,0 +1,62 @@
+// Reads a log in slices inside a Web Worker and feeds them to the wasm Session,
+// so the page never freezes and files of any size work (never read whole).
+import init, { Session } from './batchlens-web.js';
+
+const SLICE_BYTES = 16 * 1024 * 1024;
+const ready = init();
+
+ready.then(
+  () => postMessage({ type: 'ready' }),
+  (e) => postMessage({ type: 'fatal', message: String(e && e.message || e) }),
+);
+
+let current = null; // { id, cancelled }
+
+self.onmessage = (e) => {
+  const m = e.data;
+  if (m.type === 'cancel') {
+    if (current && current.id === m.id) current.cancelled = true;
+  } else if (m.type === 'read') {
+    if (current) current.cancelled = true;
+    const job = { id: m.id, cancelled: false };
+    current = job;
+    read(job, m.blob).finally(() => { if (current === job) current = null; });
+  }
+};
+
+async function read(job, blob) {
+  await ready;
+  const session = new Session();
+  const started = performance.now();
+  let offset = 0;
+  let lastPost = 0;
+  try {
+    while (offset < blob.size) {
+      if (job.cancelled) { postMessage({ type: 'cancelled', id: job.id, bytes: offset }); return; }
+      const buf = new Uint8Array(await blob.slice(offset, offset + SLICE_BYTES).arrayBuffer());
+      if (job.cancelled) { postMessage({ type: 'cancelled', id: job.id, bytes: offset }); return; }
+      if (buf.length === 0) break;
+      session.feed(buf);
+      offset += buf.length;
+      const now = performance.now();
+      if (now - lastPost > 100 || offset >= blob.size) {
+        lastPost = now;
+        postMessage({
+          type: 'progress', id: job.id, bytes: offset, total: blob.size,
+          lines: session.lines_read(), seconds: (now - started) / 1000,
+        });
+      }
+    }
+    const json = session.finish();
+    const markdown = session.markdown();
+    postMessage({ type: 'done', id: job.id, json, markdown, seconds: (performance.now() - started) / 1000 });
+  } catch (err) {
+    // An error mid-way: report what was read so far, if the session can still say.
+    let json = null;
+    let markdown = null;
+    try { json = session.finish(); markdown = session.markdown(); } catch (_) { /* unusable */ }
+    postMessage({ type: 'error', id: job.id, message: String(err && err.message || err), bytes: offset, json, markdown });
+  } finally {
+    try { session.free(); } catch (_) { /* already gone */ }
+  }
+}
