@@ -35,9 +35,49 @@ pub fn float(b: &[u8]) -> Option<f64> {
     if !matches!(b[0], b'0'..=b'9' | b'-' | b'+' | b'.') {
         return None;
     }
+    if let Some(v) = plain_decimal(b) {
+        return Some(v);
+    }
     let s = std::str::from_utf8(b).ok()?;
     let v: f64 = s.parse().ok()?;
     v.is_finite().then_some(v)
+}
+
+/// `[+-]digits[.digits]` with at most 15 significant digits, exactly as
+/// `str::parse::<f64>` reads it: the digits are an exact integer below 2^53 and
+/// 10^k (k <= 22) is exact, so one division rounds correctly (Clinger's fast
+/// path). Anything else (exponents, long mantissas) returns `None` for the slow path.
+fn plain_decimal(b: &[u8]) -> Option<f64> {
+    const POW10: [f64; 16] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+    ];
+    let (neg, digits) = match b.first()? {
+        b'-' => (true, &b[1..]),
+        b'+' => (false, &b[1..]),
+        _ => (false, b),
+    };
+    let mut m: u64 = 0;
+    let mut n = 0usize;
+    let mut frac: Option<usize> = None;
+    for (i, &c) in digits.iter().enumerate() {
+        match c {
+            b'0'..=b'9' => {
+                m = m * 10 + (c - b'0') as u64;
+                n += 1;
+                if n > 15 {
+                    return None;
+                }
+            }
+            b'.' if frac.is_none() => frac = Some(i + 1),
+            _ => return None,
+        }
+    }
+    if n == 0 {
+        return None;
+    }
+    let k = frac.map_or(0, |f| digits.len() - f);
+    let v = m as f64 / POW10[k];
+    Some(if neg { -v } else { v })
 }
 
 /// A value that may end in `%`: returned as a fraction when it does.
@@ -112,6 +152,51 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_fast_path_reads_decimals_exactly_like_the_standard_parser() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..200_000 {
+            let r = next();
+            let int = r % 10u64.pow((r >> 40) as u32 % 12);
+            let fd = (r >> 50) as usize % 8;
+            let fr = next() % 10u64.pow(fd as u32);
+            let sign = ["", "-", "+"][(r >> 60) as usize % 3];
+            let text = if fd == 0 {
+                format!("{sign}{int}")
+            } else {
+                format!("{sign}{int}.{fr:0fd$}")
+            };
+            let want: f64 = text.parse().unwrap();
+            let got = plain_decimal(text.as_bytes());
+            if let Some(g) = got {
+                assert_eq!(g.to_bits(), want.to_bits(), "{text}");
+            }
+        }
+        for t in [
+            "0.70",
+            "888.95",
+            "7897.87",
+            "1.00",
+            ".5",
+            "5.",
+            "000123.4500",
+            "999999999999999",
+        ] {
+            let want: f64 = t.parse().unwrap();
+            assert_eq!(
+                plain_decimal(t.as_bytes()).map(f64::to_bits),
+                Some(want.to_bits()),
+                "{t}"
+            );
+        }
+    }
+
+    #[test]
     fn numbers_parse_strictly() {
         assert_eq!(uint(b"116171"), Some(116171));
         assert_eq!(uint(b"1,234,560"), Some(1_234_560));
@@ -121,6 +206,10 @@ mod tests {
         assert_eq!(float(b" 888.95 "), Some(888.95));
         assert_eq!(float(b"nan"), None);
         assert_eq!(float(b"86"), Some(86.0));
+        assert_eq!(float(b"1e3"), Some(1000.0));
+        assert_eq!(float(b"-0.0").map(f64::is_sign_negative), Some(true));
+        assert_eq!(float(b"."), None);
+        assert_eq!(float(b"1.2.3"), None);
         assert_eq!(fraction_or_percent(b"69.16%"), Some(0.6916));
         assert_eq!(fraction_or_percent(b"0.70"), Some(0.70));
         assert_eq!(percent(b"91.2%"), Some(0.912));

@@ -17,6 +17,35 @@ use crate::time::Stamp;
 /// Records found in one line; more than one only when newlines went missing.
 const MAX_RECORDS_PER_LINE: usize = 64;
 
+// Phrases of the lines that are not stats lines.
+const RETRACT: &[u8] = b"Retract requests";
+const DECODE_OOM: &[u8] = b"Decode out of memory happened";
+const OOM: [&[u8]; 2] = [b"out of memory. Try to lower", b"Prefill out of memory"];
+const CRASH: [&[u8]; 4] = [
+    b"Scheduler hit an exception",
+    b"Received sigquit from a child",
+    b"watchdog timeout (self.watchdog_timeout",
+    b"Watchdog timeout (self.watchdog_timeout",
+];
+const SERVER_ARGS: &[u8] = b"server_args=";
+const MAX_TOTAL: &[u8] = b"max_total_num_tokens=";
+const KV_ALLOCATED: &[u8] = b"KV Cache is allocated.";
+const HIERARCHICAL: &[u8] = b"hierarchical KV";
+const STARTUP: [&[u8]; 10] = [
+    b"Load weight",
+    b"Memory pool end",
+    b"graph end",
+    b"graph begin",
+    b"fired up and ready to roll",
+    b"Init torch distributed",
+    b"Capture cuda graph",
+    b"Using KV cache dtype",
+    b"Start of prefill",
+    b"init_distributed",
+];
+const HICACHE: [&[u8]; 3] = [b"Prefetch operation", b"Backup to storage", b"HiCache"];
+const REQUEST_LOG: [&[u8]; 2] = [b"Receive: obj=", b"Finish: obj="];
+
 /// Every phrase searched on every line, compiled once (building a searcher per
 /// call cost more than the search).
 struct Phrases {
@@ -32,47 +61,90 @@ struct Phrases {
     startup: [Finder<'static>; 10],
     hicache: [Finder<'static>; 3],
     request_log: [Finder<'static>; 2],
+    /// Whether a line can hold any of the phrases above at all.
+    gate: Gate,
 }
 
 fn phrases() -> &'static Phrases {
     static P: OnceLock<Phrases> = OnceLock::new();
-    P.get_or_init(|| Phrases {
-        retract: Finder::new(b"Retract requests"),
-        decode_oom: Finder::new(b"Decode out of memory happened"),
-        retracted_reqs: Finder::new(b"#retracted_reqs: "),
-        oom: [
-            Finder::new(b"out of memory. Try to lower"),
-            Finder::new(b"Prefill out of memory"),
-        ],
-        crash: [
-            Finder::new(b"Scheduler hit an exception"),
-            Finder::new(b"Received sigquit from a child"),
-            Finder::new(b"watchdog timeout (self.watchdog_timeout"),
-            Finder::new(b"Watchdog timeout (self.watchdog_timeout"),
-        ],
-        server_args: Finder::new(b"server_args="),
-        max_total: Finder::new(b"max_total_num_tokens="),
-        kv_allocated: Finder::new(b"KV Cache is allocated."),
-        hierarchical: Finder::new(b"hierarchical KV"),
-        startup: [
-            Finder::new(b"Load weight"),
-            Finder::new(b"Memory pool end"),
-            Finder::new(b"graph end"),
-            Finder::new(b"graph begin"),
-            Finder::new(b"fired up and ready to roll"),
-            Finder::new(b"Init torch distributed"),
-            Finder::new(b"Capture cuda graph"),
-            Finder::new(b"Using KV cache dtype"),
-            Finder::new(b"Start of prefill"),
-            Finder::new(b"init_distributed"),
-        ],
-        hicache: [
-            Finder::new(b"Prefetch operation"),
-            Finder::new(b"Backup to storage"),
-            Finder::new(b"HiCache"),
-        ],
-        request_log: [Finder::new(b"Receive: obj="), Finder::new(b"Finish: obj=")],
+    P.get_or_init(|| {
+        let mut gate = Gate::default();
+        for p in [
+            RETRACT,
+            DECODE_OOM,
+            SERVER_ARGS,
+            MAX_TOTAL,
+            KV_ALLOCATED,
+            HIERARCHICAL,
+        ]
+        .iter()
+        .chain(&OOM)
+        .chain(&CRASH)
+        .chain(&STARTUP)
+        .chain(&HICACHE)
+        .chain(&REQUEST_LOG)
+        {
+            gate.add(p);
+        }
+        Phrases {
+            retract: Finder::new(RETRACT),
+            decode_oom: Finder::new(DECODE_OOM),
+            retracted_reqs: Finder::new(b"#retracted_reqs: "),
+            oom: OOM.map(Finder::new),
+            crash: CRASH.map(Finder::new),
+            server_args: Finder::new(SERVER_ARGS),
+            max_total: Finder::new(MAX_TOTAL),
+            kv_allocated: Finder::new(KV_ALLOCATED),
+            hierarchical: Finder::new(HIERARCHICAL),
+            startup: STARTUP.map(Finder::new),
+            hicache: HICACHE.map(Finder::new),
+            request_log: REQUEST_LOG.map(Finder::new),
+            gate,
+        }
     })
+}
+
+/// A set of hashed 4-byte windows: the first four bytes of every phrase. One
+/// pass over a line tells that none of ~30 phrases can be in it, instead of ~30
+/// searches (most lines of a busy log are access lines that hold none).
+struct Gate {
+    bits: Vec<u64>,
+    shortest: usize,
+}
+
+impl Default for Gate {
+    fn default() -> Self {
+        Gate {
+            bits: vec![0; Gate::WORDS],
+            shortest: usize::MAX,
+        }
+    }
+}
+
+impl Gate {
+    const WORDS: usize = 1 << 10;
+
+    fn slot(w: [u8; 4]) -> usize {
+        (u32::from_le_bytes(w).wrapping_mul(0x9e37_79b1) >> 16) as usize
+    }
+
+    fn add(&mut self, phrase: &[u8]) {
+        assert!(phrase.len() >= 4, "gate phrases hold at least 4 bytes");
+        let k = Gate::slot([phrase[0], phrase[1], phrase[2], phrase[3]]);
+        self.bits[k / 64] |= 1 << (k % 64);
+        self.shortest = self.shortest.min(phrase.len());
+    }
+
+    /// False only when no added phrase occurs in `line`.
+    fn may_hold(&self, line: &[u8]) -> bool {
+        if line.len() < self.shortest {
+            return false;
+        }
+        line.windows(4).any(|w| {
+            let k = Gate::slot([w[0], w[1], w[2], w[3]]);
+            self.bits[k / 64] & (1 << (k % 64)) != 0
+        })
+    }
 }
 
 fn any(fs: &[Finder<'static>], line: &[u8]) -> bool {
@@ -136,12 +208,31 @@ pub fn read_prefix(p: &[u8]) -> PrefixInfo {
     let close = memchr::memchr(b']', tail).unwrap_or(tail.len());
     for tok in tail[..close].split(|&c| c == b' ' || c == b'[') {
         if let Some(n) = tok.strip_prefix(b"DP").and_then(uint32) {
-            info.dp = format!("DP{n}");
+            info.dp = dp_label(n);
         } else if let Some(n) = tok.strip_prefix(b"TP").and_then(uint32) {
             info.tp = Some(n);
         }
     }
     info
+}
+
+/// `DP{n}` without the formatting machinery (one small allocation per record).
+fn dp_label(n: u32) -> String {
+    let mut digits = [0u8; 10];
+    let mut i = digits.len();
+    let mut v = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    let mut s = String::with_capacity(2 + digits.len() - i);
+    s.push_str("DP");
+    s.extend(digits[i..].iter().map(|&d| d as char));
+    s
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -583,6 +674,10 @@ impl LineParser for SglangParser {
         if let Some(o) = self.parse_stats(line, no, last_chance, out) {
             return o;
         }
+        if !phrases().gate.may_hold(line) {
+            // None of the phrases below is in the line.
+            return Outcome::NotMine;
+        }
         if let Some(o) = self.parse_retraction(line, no, out) {
             return o;
         }
@@ -614,6 +709,38 @@ mod tests {
         match one(line).1.into_iter().next() {
             Some(Record::Sample(s)) => s,
             other => panic!("no sample: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_gate_passes_every_phrase_and_dp_labels_read_as_before() {
+        let ph = phrases();
+        for p in [
+            RETRACT,
+            DECODE_OOM,
+            SERVER_ARGS,
+            MAX_TOTAL,
+            KV_ALLOCATED,
+            HIERARCHICAL,
+        ]
+        .iter()
+        .chain(&OOM)
+        .chain(&CRASH)
+        .chain(&STARTUP)
+        .chain(&HICACHE)
+        .chain(&REQUEST_LOG)
+        {
+            let mut line = b"[2026-01-01 00:00:00 TP1] x ".to_vec();
+            line.extend_from_slice(p);
+            line.extend_from_slice(b" tail");
+            assert!(ph.gate.may_hold(&line), "{}", String::from_utf8_lossy(p));
+            assert!(ph.gate.may_hold(p));
+        }
+        assert!(!ph.gate.may_hold(
+            b"[2026-05-07 13:40:42] INFO:     127.0.0.1:47182 - \"POST /generate HTTP/1.1\" 200 OK"
+        ));
+        for n in [0, 7, 10, 123, u32::MAX] {
+            assert_eq!(dp_label(n), format!("DP{n}"));
         }
     }
 
