@@ -205,15 +205,58 @@ struct RequestAcc {
 }
 
 const BANNER: &[u8] = b"Serving Benchmark Result";
+/// Rows a summary block can hold before it is taken for a cut paste and closed.
+const MAX_BLOCK_ROWS: u32 = 80;
+
+struct Finders {
+    banner: memmem::Finder<'static>,
+    obj: memmem::Finder<'static>,
+    event: memmem::Finder<'static>,
+}
+
+fn finders() -> &'static Finders {
+    static F: std::sync::OnceLock<Finders> = std::sync::OnceLock::new();
+    F.get_or_init(|| Finders {
+        banner: memmem::Finder::new(BANNER),
+        obj: memmem::Finder::new(b" obj="),
+        event: memmem::Finder::new(b"\"request."),
+    })
+}
+
+/// Whether `label` reads like a summary row's label (`Mean TTFT (ms)`), not the
+/// start of a log line (`INFO 02-24 10`, `[2026-02-24 10`).
+fn row_label(label: &str) -> bool {
+    let l = label.trim();
+    let (Some(first), Some(last)) = (l.chars().next(), l.chars().last()) else {
+        return false;
+    };
+    l.len() <= 60
+        && first.is_ascii_alphabetic()
+        && (last.is_ascii_alphabetic() || last == ')')
+        && !l.contains(['[', ']', '{', '}', '=', '"', '\'', '|'])
+        && !l.contains("batch")
+}
 
 impl ClientLines {
     /// Looks at one line (log prefix and all). Returns a label for
     /// `other_lines_by_kind` when the line belongs to a client summary or request log.
+    #[inline]
     pub fn line(&mut self, no: u64, line: &[u8]) -> Option<&'static str> {
+        // Every marker holds a '=' (the banner's rule, ` obj=`) or a '{' (JSON request
+        // logs): one byte scan turns away access lines and most others.
+        if self.block.is_none() && memchr::memchr2(b'=', b'{', line).is_none() {
+            return None;
+        }
+        self.line_slow(no, line)
+    }
+
+    #[inline(never)]
+    fn line_slow(&mut self, no: u64, line: &[u8]) -> Option<&'static str> {
         if self.block.is_some() {
             return self.block_line(line);
         }
-        if memmem::find(line, BANNER).is_some() {
+        let f = finders();
+        if f.banner.find(line).is_some() {
             self.block = Some(ClientFigures {
                 source: "bench_block".into(),
                 tool: "unknown".into(),
@@ -223,15 +266,18 @@ impl ClientLines {
             self.rows = 0;
             return Some("client_summary");
         }
-        if memmem::find(line, b"Finish: obj=").is_some()
-            || memmem::find(line, b"request.finished").is_some()
-        {
+        let obj = f.obj.find(line).is_some();
+        let event = !obj && f.event.find(line).is_some();
+        if !obj && !event {
+            return None;
+        }
+        let has = |m: &[u8]| memmem::find(line, m).is_some();
+        if (obj && has(b"Finish: obj=")) || (event && has(b"request.finished")) {
             self.req.finish_line(line);
             return Some("request_log");
         }
-        if memmem::find(line, b"Receive: obj=").is_some()
-            || memmem::find(line, b"Receive OpenAI: obj=").is_some()
-            || memmem::find(line, b"request.received").is_some()
+        if (obj && (has(b"Receive: obj=") || has(b"Receive OpenAI: obj=")))
+            || (event && has(b"request.received"))
         {
             self.req.stats.received_requests += 1;
             return Some("request_log");
@@ -251,7 +297,7 @@ impl ClientLines {
         let text = String::from_utf8_lossy(t);
         if let Some((label, value)) = text.split_once(':') {
             // A row: a short label, not a log line (those start with a timestamp).
-            if label.len() <= 60 && !label.starts_with('[') && !label.contains("batch") {
+            if row_label(label) && self.rows < MAX_BLOCK_ROWS {
                 let b = self.block.as_mut().expect("open block");
                 b.apply_row(label, value);
                 self.rows += 1;

@@ -475,3 +475,24 @@ fn a_longer_log_is_matched_to_the_client_window() {
         r.notes
     );
 }
+
+/// A pasted block cut short is closed by the first line that is not a row; log lines
+/// after it are not taken for rows.
+#[test]
+fn a_cut_block_does_not_swallow_the_log() {
+    let mut log = String::new();
+    log.push_str("============ Serving Benchmark Result ============\n");
+    log.push_str("Successful requests:                     100       \n");
+    log.push_str("Benchmark duration (s):                  50.00     \n");
+    log.push_str("INFO 02-24 10:55:32 [api_server.py:1] something: else\n");
+    log.push_str("Output token throughput (tok/s):         123.00    \n");
+    for i in 0..5u32 {
+        log.push_str(&decode(&stamp(i * 2), 10, 300.0, 0));
+    }
+    let r = analyze(log.as_bytes(), Options::default());
+    assert_eq!(r.input.other_lines_by_kind.get("client_summary"), Some(&3));
+    let c = r.client.expect("the part that was read");
+    assert_eq!(c.completed_requests, Some(100));
+    assert_eq!(c.duration_s, Some(50.0));
+    assert_eq!(c.output_tok_s, None, "a row after the cut is not part of the block");
+}
