@@ -10,7 +10,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use batchlens_core::{render, Analyzer, Engine, Options, Report};
+use batchlens_core::{render, whatif, Analyzer, Engine, Options, Report};
 use clap::{Parser, Subcommand, ValueEnum};
 
 /// Exit code for problems with the input (unreadable, empty, not a log).
@@ -66,6 +66,12 @@ struct DiagnoseArgs {
     /// Requests/s your client measured.
     #[arg(long, value_name = "RPS")]
     client_requests_per_s: Option<f64>,
+    /// Predict the steady state after a change, e.g. `kv_tokens=159000`, `max_running=64`,
+    /// `client_concurrency=32`, `kv_dtype_fp8=1`, `mem_fraction_static=0.9`,
+    /// `schedule_conservativeness=0.5` (repeat for several changes at once). Adds `what_if`
+    /// to the report.
+    #[arg(long = "what-if", value_name = "NAME=VALUE", value_parser = whatif::parse_change)]
+    what_if: Vec<whatif::Change>,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
@@ -135,7 +141,10 @@ fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
     });
     let show_progress = !args.no_progress && std::io::stderr().is_terminal();
     input::read_all(&args.files, &mut analyzer, show_progress)?;
-    let report = analyzer.finish();
+    let mut report = analyzer.finish();
+    if !args.what_if.is_empty() {
+        report.what_if = whatif::predict(&report, &args.what_if);
+    }
     if let Some(dir) = &args.charts {
         charts::write(&report, dir)?;
     }
@@ -158,15 +167,52 @@ fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
             s
         }
         Format::Text if problem.is_some() => String::new(),
-        Format::Text => render::text(&report, color),
+        Format::Text => render::text(&report, color) + &what_if_text(&report, ""),
         Format::Markdown if problem.is_some() => String::new(),
-        Format::Markdown => render::markdown(&report),
+        Format::Markdown => render::markdown(&report) + &what_if_text(&report, "## "),
     };
     write_stdout(out.as_bytes())?;
     match problem {
         Some(msg) => Err(Failure::input(msg)),
         None => Ok(()),
     }
+}
+
+/// The `--what-if` prediction in words (the JSON carries it as `what_if`).
+fn what_if_text(r: &Report, heading: &str) -> String {
+    let Some(w) = &r.what_if else {
+        return String::new();
+    };
+    let n = render::num;
+    let changes: Vec<String> = w
+        .changes
+        .iter()
+        .map(|c| format!("{}={}", c.parameter, c.value))
+        .collect();
+    let p = &w.predicted;
+    let mut s = format!(
+        "\n{heading}What if {}\n  ~{} running ({}–{}) and ~{} tok/s ({}–{}) instead of {} and {}",
+        changes.join(", "),
+        n(p.running_requests),
+        n(p.running_low),
+        n(p.running_high),
+        n(p.gen_throughput_tok_s),
+        n(p.low),
+        n(p.high),
+        n(w.baseline.running_requests),
+        n(w.baseline.gen_throughput_tok_s),
+    );
+    if let Some(q) = p.queued_requests {
+        s.push_str(&format!("; ~{} waiting", n(q)));
+    }
+    s.push_str(&format!(
+        "; admission bound by {}\n  model: {}\n",
+        p.bound_by, w.model
+    ));
+    for note in &w.notes {
+        s.push_str(&format!("  note: {note}\n"));
+    }
+    s
 }
 
 /// A report with nothing to diagnose is an input problem: say what was read.

@@ -92,3 +92,42 @@ fn bad_input_exits_2() {
             .code(2);
     }
 }
+
+#[test]
+fn what_if_flag_adds_the_prediction() {
+    let out = Command::cargo_bin("batchlens")
+        .unwrap()
+        .current_dir(root())
+        .args([
+            "diagnose",
+            "examples/sglang-kv-bound.log",
+            "--format",
+            "json",
+            "--what-if",
+            "kv_tokens=159000",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let w = &v["what_if"];
+    assert_eq!(w["changes"][0]["parameter"], "kv_tokens");
+    for k in ["running_requests", "gen_throughput_tok_s"] {
+        assert!(w["baseline"][k].as_f64().unwrap() > 0.0);
+    }
+    let p = &w["predicted"];
+    let (run, gen) = (
+        p["running_requests"].as_f64().unwrap(),
+        p["gen_throughput_tok_s"].as_f64().unwrap(),
+    );
+    assert!(run > w["baseline"]["running_requests"].as_f64().unwrap());
+    assert!(p["low"].as_f64().unwrap() <= gen && gen <= p["high"].as_f64().unwrap());
+    for bad in ["kv_tokens", "nope=3", "kv_tokens=-5", "max_running=abc"] {
+        Command::cargo_bin("batchlens")
+            .unwrap()
+            .current_dir(root())
+            .args(["diagnose", "examples/sglang-kv-bound.log", "--what-if", bad])
+            .assert()
+            .code(2);
+    }
+}

@@ -1,0 +1,258 @@
+//! The what-if check: simulate a workload, predict a changed configuration from the log
+//! alone, simulate the changed configuration, and require the predicted steady-state
+//! running requests and generation throughput within ±10 % of the simulated ones.
+//! `WHATIF_SEED=N cargo test -p batchlens-core --test whatif -- --nocapture` runs the same
+//! check with another seed and prints every comparison.
+
+use batchlens_core::whatif::{self, Change};
+use batchlens_core::{analyze, Options};
+use batchlens_sim::{simulate, LenDist, SimConfig, SimOutcome};
+
+fn run(cfg: &SimConfig) -> (String, SimOutcome) {
+    let mut text = String::new();
+    let out = simulate(cfg, &mut |l| {
+        text.push_str(l);
+        text.push('\n');
+    });
+    (text, out)
+}
+
+struct Case {
+    name: &'static str,
+    base: SimConfig,
+    change: &'static str,
+    apply: fn(&mut SimConfig),
+}
+
+/// The seed story (examples/sglang-kv-bound.json), shortened.
+fn story() -> SimConfig {
+    SimConfig {
+        seed: 7,
+        kv_capacity_tokens: 116_171,
+        concurrency: 150,
+        num_requests: 0,
+        duration_s: 900.0,
+        prompt_len: LenDist::Uniform { min: 300, max: 700 },
+        output_len: LenDist::LogNormal {
+            mean: 2250.0,
+            sigma: 0.5,
+            min: 200,
+            max: 4096,
+        },
+        max_new_tokens: 4096,
+        step_a: 0.032,
+        step_b: 0.000_35,
+        step_c: 1.2e-7,
+        ..SimConfig::default()
+    }
+}
+
+fn preset(name: &str, duration: f64) -> SimConfig {
+    let mut c = SimConfig::preset(name).unwrap();
+    c.duration_s = duration;
+    c
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            name: "sglang kv 116k -> 159k",
+            base: story(),
+            change: "kv_tokens=159000",
+            apply: |c| c.kv_capacity_tokens = 159_000,
+        },
+        Case {
+            name: "sglang kv 116k -> 80k",
+            base: story(),
+            change: "kv_tokens=80000",
+            apply: |c| c.kv_capacity_tokens = 80_000,
+        },
+        Case {
+            name: "sglang kv fp8",
+            base: story(),
+            change: "kv_dtype_fp8=1",
+            apply: |c| c.kv_capacity_tokens *= 2,
+        },
+        Case {
+            name: "sglang conservativeness 0.5",
+            base: story(),
+            change: "schedule_conservativeness=0.5",
+            apply: |c| c.schedule_conservativeness = 0.5,
+        },
+        Case {
+            name: "sglang story clients 150 -> 40",
+            base: story(),
+            change: "client_concurrency=40",
+            apply: |c| c.concurrency = 40,
+        },
+        Case {
+            name: "sglang max_running 32 -> 48",
+            base: preset("running_cap", 600.0),
+            change: "max_running=48",
+            apply: |c| c.max_running_requests = 48,
+        },
+        Case {
+            name: "sglang max_running 32 -> 16",
+            base: preset("running_cap", 600.0),
+            change: "max_running=16",
+            apply: |c| c.max_running_requests = 16,
+        },
+        Case {
+            name: "sglang story max_running 40",
+            base: story(),
+            change: "max_running=40",
+            apply: |c| {
+                c.max_running_requests = 40;
+                c.max_running_requests_explicit = true
+            },
+        },
+        Case {
+            name: "sglang clients 8 -> 24",
+            base: preset("client_underload", 600.0),
+            change: "client_concurrency=24",
+            apply: |c| c.concurrency = 24,
+        },
+        Case {
+            name: "sglang saturated clients 384 -> 192",
+            base: preset("decode_saturated", 600.0),
+            change: "client_concurrency=192",
+            apply: |c| c.concurrency = 192,
+        },
+        Case {
+            name: "vllm kv 116k -> 159k",
+            base: preset("vllm_kv_bound", 900.0),
+            change: "kv_tokens=159000",
+            apply: |c| c.kv_capacity_tokens = 159_000,
+        },
+        Case {
+            name: "vllm clients 150 -> 40",
+            base: preset("vllm_kv_bound", 900.0),
+            change: "client_concurrency=40",
+            apply: |c| c.concurrency = 40,
+        },
+    ]
+}
+
+#[test]
+fn what_if_matches_simulation() {
+    let mut failures = Vec::new();
+    for case in cases() {
+        let mut base_cfg = case.base.clone();
+        if let Some(seed) = std::env::var("WHATIF_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+        {
+            base_cfg.seed = seed;
+        }
+        let (text, base) = run(&base_cfg);
+        let report = analyze(text.as_bytes(), Options::default());
+        let change: Change = whatif::parse_change(case.change).unwrap();
+        let w = whatif::predict(&report, &[change]).expect("a model");
+        let mut cfg = base_cfg.clone();
+        (case.apply)(&mut cfg);
+        let (_, truth) = run(&cfg);
+        let p = &w.predicted;
+        assert!(p.low <= p.gen_throughput_tok_s && p.gen_throughput_tok_s <= p.high);
+        assert!(p.running_low <= p.running_requests && p.running_requests <= p.running_high);
+        let err_run = p.running_requests / truth.steady_mean_running - 1.0;
+        let err_gen = p.gen_throughput_tok_s / truth.steady_gen_tok_s - 1.0;
+        let line = format!(
+            "{:<36} base {:>6.1} run {:>7.1} tok/s (sim {:>6.1} / {:>7.1}) | predicted {:>6.1} run {:>7.1} tok/s [{:.0}-{:.0}] | simulated {:>6.1} run {:>7.1} tok/s | err run {:+5.1}% gen {:+5.1}%",
+            case.name,
+            w.baseline.running_requests,
+            w.baseline.gen_throughput_tok_s,
+            base.steady_mean_running,
+            base.steady_gen_tok_s,
+            p.running_requests,
+            p.gen_throughput_tok_s,
+            p.low,
+            p.high,
+            truth.steady_mean_running,
+            truth.steady_gen_tok_s,
+            err_run * 100.0,
+            err_gen * 100.0
+        );
+        eprintln!("{line}\n    {}", w.model);
+        if err_run.abs() > 0.10 || err_gen.abs() > 0.10 {
+            failures.push(line);
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "outside ±10%:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn no_change_predicts_the_baseline() {
+    let (text, _) = run(&story());
+    let report = analyze(text.as_bytes(), Options::default());
+    let w = whatif::predict(&report, &[]).unwrap();
+    assert_eq!(w.predicted.running_requests, w.baseline.running_requests);
+    let rel = w.predicted.gen_throughput_tok_s / w.baseline.gen_throughput_tok_s - 1.0;
+    assert!(rel.abs() < 0.002, "{w:?}");
+    // More KV never predicts fewer running requests or less throughput here.
+    let more = whatif::predict(&report, &[whatif::parse_change("kv_scale=1.5").unwrap()]).unwrap();
+    assert!(more.predicted.running_requests > w.predicted.running_requests);
+    assert!(more.predicted.gen_throughput_tok_s > w.predicted.gen_throughput_tok_s);
+    assert_eq!(more.predicted.bound_by, "kv_cache");
+}
+
+#[test]
+fn memory_flags_convert_when_the_startup_lines_allow() {
+    let (text, _) = run(&story());
+    let report = analyze(text.as_bytes(), Options::default());
+    // SGLang prints mem_fraction_static, the pool's size in GB and what is left.
+    let w = whatif::predict(
+        &report,
+        &[whatif::parse_change("mem_fraction_static=0.9").unwrap()],
+    )
+    .unwrap();
+    assert!(w.notes.is_empty(), "{:?}", w.notes);
+    assert!(w.predicted.running_requests > w.baseline.running_requests);
+    // A lower fraction shrinks the pool.
+    let w = whatif::predict(
+        &report,
+        &[whatif::parse_change("mem_fraction_static=0.8").unwrap()],
+    )
+    .unwrap();
+    assert!(w.predicted.running_requests < w.baseline.running_requests);
+    // vLLM's startup lines do not give the GPU's memory: the change is reported, not guessed.
+    let (text, _) = run(&preset("vllm_kv_bound", 300.0));
+    let report = analyze(text.as_bytes(), Options::default());
+    let w = whatif::predict(
+        &report,
+        &[whatif::parse_change("gpu_memory_utilization=0.95").unwrap()],
+    )
+    .unwrap();
+    assert_eq!(w.notes.len(), 1);
+}
+
+#[test]
+fn parse_change_accepts_known_names_only() {
+    let c = whatif::parse_change("kv_tokens=159000").unwrap();
+    assert_eq!((c.parameter.as_str(), c.value), ("kv_tokens", 159000.0));
+    for name in whatif::PARAMETERS {
+        let v = if name.contains("fraction") || name.contains("utilization") {
+            "0.9"
+        } else {
+            "2"
+        };
+        assert!(
+            whatif::parse_change(&format!("{name}={v}")).is_ok(),
+            "{name}"
+        );
+    }
+    for bad in [
+        "kv_tokens",
+        "kv=1",
+        "kv_tokens=x",
+        "kv_tokens=-1",
+        "kv_tokens=0",
+        "max_running=inf",
+        "mem_fraction_static=1.5",
+    ] {
+        assert!(whatif::parse_change(bad).is_err(), "{bad}");
+    }
+}
