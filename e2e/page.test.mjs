@@ -178,8 +178,6 @@ test('a dropped log shows the verdict, charts with pixels, and the JSON equals t
   const md = await downloadText(page, '#export-md');
   assert.match(md, /^#/);
   assert.deepEqual(rec.errors, []);
-  mkdirSync(path.join(ROOT, 'target', 'e2e'), { recursive: true });
-  await page.screenshot({ path: path.join(ROOT, 'target', 'e2e', 'screenshot.png'), fullPage: true });
   await context.close();
 });
 
@@ -204,14 +202,27 @@ test('a file picked through the input is read; per-rank series get a selector', 
   await context.close();
 });
 
-test('an example button loads a bundled log', async () => {
+test('an example button loads a bundled log (screenshot saved to target/e2e/screenshot.png)', async () => {
   const { page, rec, context } = await openPage();
-  await page.click('button.example[data-src="examples/sglang-retractions.log"]');
-  await waitForReport(page, 'sglang-retractions.log');
-  assert.equal(await downloadText(page, '#export-json'), cliJson(path.join(DIST, 'examples', 'sglang-retractions.log')));
+  await page.click('button.example[data-src="examples/sglang-kv-bound.log"]');
+  await waitForReport(page, 'sglang-kv-bound.log');
+  const expected = cliJson(path.join(DIST, 'examples', 'sglang-kv-bound.log'));
+  assert.equal(await downloadText(page, '#export-json'), expected);
+  const report = JSON.parse(expected);
+  if (report.diagnosis) {
+    assert.equal(await page.textContent('#kind'), report.diagnosis.primary.kind);
+    const flags = await page.$$eval('#actions code.flag', (cs) => cs.map((c) => c.textContent));
+    assert.deepEqual(flags, report.diagnosis.primary.actions.map((a) => a.flag));
+    const evidence = await page.textContent('#evidence');
+    for (const ev of report.diagnosis.primary.evidence) assert.ok(evidence.includes(ev.statement));
+  }
+  const pixels = await drawnPixels(page);
+  for (const n of CHARTS) assert.ok(pixels[n] > 3000, `${n}: only ${pixels[n]} pixels drawn`);
   // The only request after load is the example itself, from the page's own origin.
-  assert.deepEqual(rec.requests, [`${origin}/examples/sglang-retractions.log`]);
+  assert.deepEqual(rec.requests, [`${origin}/examples/sglang-kv-bound.log`]);
   assert.deepEqual(rec.errors, []);
+  mkdirSync(path.join(ROOT, 'target', 'e2e'), { recursive: true });
+  await page.screenshot({ path: path.join(ROOT, 'target', 'e2e', 'screenshot.png'), fullPage: true });
   await context.close();
 });
 

@@ -228,17 +228,26 @@ fn draw_inner<DB: DrawingBackend>(
         .map(|p| p.t_s + data.bucket_seconds.max(0.0))
         .fold(0.0_f64, f64::max)
         .max(1.0);
-    let mut y_max = points
-        .iter()
-        .flat_map(|p| values(chart, p))
-        .flatten()
-        .filter(|v| v.is_finite())
-        .fold(0.0_f64, f64::max);
+    let lines: [Vec<(f64, f64)>; 2] = [0, 1].map(|i| {
+        points
+            .iter()
+            .filter_map(|p| {
+                values(chart, p)[i]
+                    .filter(|v| v.is_finite())
+                    .map(|v| (p.t_s, v))
+            })
+            .collect()
+    });
+    let drew_any = lines.iter().any(|l| !l.is_empty());
+    let mut y_max = lines.iter().flatten().map(|p| p.1).fold(0.0_f64, f64::max);
     let cap = match chart {
         Chart::Concurrency => data.max_running_requests.filter(|v| v.is_finite()),
         _ => None,
     };
-    if let Some(c) = cap {
+    // The cap is drawn when it is near the data; far above it (a default of
+    // thousands), it would flatten the lines, so the legend only names it.
+    let cap_on_chart = cap.filter(|&c| y_max > 0.0 && c <= y_max * 2.5);
+    if let Some(c) = cap_on_chart {
         y_max = y_max.max(c);
     }
     let y_top = match chart {
@@ -246,14 +255,65 @@ fn draw_inner<DB: DrawingBackend>(
         _ if y_max > 0.0 => y_max * 1.1,
         _ => 1.0,
     };
+    let steady = data.steady_window_s.filter(|(s, e)| e > s);
+    let marks: Vec<f64> = match chart {
+        Chart::KvUsage => points
+            .iter()
+            .filter(|p| p.retractions > 0)
+            .map(|p| p.t_s)
+            .collect(),
+        _ => Vec::new(),
+    };
+
+    // The legend sits in its own rows between the title and the plot.
+    let colors = [theme.primary(), theme.secondary()];
+    let alert = theme.alert();
+    let mut legend: Vec<(String, Mark)> = Vec::new();
+    if drew_any {
+        if steady.is_some() {
+            legend.push(("steady state".to_string(), Mark::Band(theme.shade())));
+        }
+        for (i, name) in line_names(chart).into_iter().enumerate() {
+            if !lines[i].is_empty() {
+                legend.push((name.to_string(), Mark::Line(colors[i])));
+            }
+        }
+        match (cap_on_chart, cap) {
+            (Some(c), _) => legend.push((
+                format!("max running requests ({})", short(c)),
+                Mark::Line(alert),
+            )),
+            (None, Some(c)) => legend.push((
+                format!("max running requests: {} (far above)", short(c)),
+                Mark::Line(alert),
+            )),
+            _ => {}
+        }
+        if !marks.is_empty() {
+            legend.push(("retraction".to_string(), Mark::Triangle(alert)));
+        }
+    }
+    let margin = theme.px(10.0);
+    let (width, _) = root.dim_in_pixel();
+    let layout = legend_layout(
+        root,
+        &legend,
+        theme,
+        width.saturating_sub(margin * 2) as i32,
+    )?;
+    let legend_h = layout.iter().map(|l| l.1).max().map_or(0, |r| r + 1) * theme.px(17.0) as i32;
 
     let title = match source {
         Some(s) if data.sources.iter().any(|(n, _)| n == s) => format!("{} · {s}", chart.title()),
         _ => chart.title().to_string(),
     };
-    let mut ctx = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", theme.px(15.0)).into_font().color(&fg))
-        .margin(theme.px(10.0))
+    let area = root.titled(
+        &title,
+        ("sans-serif", theme.px(15.0)).into_font().color(&fg),
+    )?;
+    let mut ctx = ChartBuilder::on(&area)
+        .margin(margin)
+        .margin_top(margin + legend_h as u32)
         .x_label_area_size(theme.px(34.0))
         .y_label_area_size(theme.px(52.0))
         .build_cartesian_2d(0.0..t_end, 0.0..y_top)?;
@@ -269,81 +329,55 @@ fn draw_inner<DB: DrawingBackend>(
         .x_label_formatter(&|v| short(*v))
         .y_label_formatter(&|v| short(*v))
         .label_style(label_font.clone())
-        .axis_desc_style(label_font.clone())
+        .axis_desc_style(label_font)
         .draw()?;
 
-    let mut legend: Vec<(String, Mark)> = Vec::new();
     // The steady-state window, shaded under the lines.
-    if let Some((s, e)) = data.steady_window_s.filter(|(s, e)| e > s) {
+    if let Some((s, e)) = steady {
         ctx.draw_series(std::iter::once(Rectangle::new(
             [(s.max(0.0), 0.0), (e.min(t_end), y_top)],
             theme.shade().filled(),
         )))?;
-        legend.push(("steady state".to_string(), Mark::Band(theme.shade())));
     }
-
     let stroke = theme.px(2.0);
-    let colors = [theme.primary(), theme.secondary()];
-    let names = line_names(chart);
-    let mut drew_any = false;
-    for (i, color) in colors.into_iter().enumerate() {
-        let line: Vec<(f64, f64)> = points
-            .iter()
-            .filter_map(|p| {
-                values(chart, p)[i]
-                    .filter(|v| v.is_finite())
-                    .map(|v| (p.t_s, v))
-            })
-            .collect();
+    for (line, color) in lines.into_iter().zip(colors) {
         if line.is_empty() {
             continue;
         }
-        drew_any = true;
         if matches!(chart, Chart::Throughput | Chart::Prefill) {
             ctx.draw_series(AreaSeries::new(line.iter().copied(), 0.0, color.mix(0.15)))?;
         }
         ctx.draw_series(LineSeries::new(line, color.stroke_width(stroke)))?;
-        legend.push((names[i].to_string(), Mark::Line(color)));
     }
-
-    if let Some(c) = cap {
-        let alert = theme.alert();
+    if let Some(c) = cap_on_chart {
         ctx.draw_series(LineSeries::new(
             [(0.0, c), (t_end, c)],
             alert.stroke_width(theme.px(1.0)),
         ))?;
-        legend.push((
-            format!("max running requests ({})", short(c)),
-            Mark::Line(alert),
-        ));
     }
-
-    if chart == Chart::KvUsage {
-        let alert = theme.alert();
-        let marks: Vec<f64> = points
-            .iter()
-            .filter(|p| p.retractions > 0)
-            .map(|p| p.t_s)
-            .collect();
-        if !marks.is_empty() {
-            let size = theme.px(5.0) as i32;
-            ctx.draw_series(
-                marks
-                    .iter()
-                    .map(|&t| PathElement::new(vec![(t, 0.0), (t, y_top)], alert.mix(0.7))),
-            )?;
-            ctx.draw_series(
-                marks
-                    .iter()
-                    .map(|&t| TriangleMarker::new((t, y_top * 0.97), size, alert.filled())),
-            )?;
-            legend.push(("retraction".to_string(), Mark::Triangle(alert)));
-        }
+    if !marks.is_empty() {
+        let size = theme.px(5.0) as i32;
+        ctx.draw_series(
+            marks
+                .iter()
+                .map(|&t| PathElement::new(vec![(t, 0.0), (t, y_top)], alert.mix(0.7))),
+        )?;
+        ctx.draw_series(
+            marks
+                .iter()
+                .map(|&t| TriangleMarker::new((t, y_top * 0.97), size, alert.filled())),
+        )?;
     }
 
     if drew_any {
         let (x0, y0) = ctx.plotting_area().get_base_pixel();
-        draw_legend(root, (x0, y0), &legend, theme)?;
+        draw_legend(
+            root,
+            (x0, y0 - legend_h - margin as i32 / 2),
+            &legend,
+            &layout,
+            theme,
+        )?;
     } else {
         let (w, h) = root.dim_in_pixel();
         root.draw(&Text::new(
@@ -363,39 +397,53 @@ enum Mark {
     Triangle(RGBColor),
 }
 
-/// The legend, drawn by hand in the plot's upper-left corner: plotters' own
-/// legend measures text through the DOM in wasm32, which a strict CSP forbids.
+fn legend_font(theme: &Theme) -> TextStyle<'static> {
+    ("sans-serif", theme.px(12.0))
+        .into_font()
+        .color(&theme.foreground())
+}
+
+/// (x offset, row) of each legend entry, wrapping rows at `width`.
+fn legend_layout<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    entries: &[(String, Mark)],
+    theme: &Theme,
+    width: i32,
+) -> Result<Vec<(i32, i32)>, DrawingAreaErrorKind<DB::ErrorType>> {
+    let font = legend_font(theme);
+    let (mark_w, gap) = (theme.px(18.0) as i32, theme.px(14.0) as i32);
+    let mut out = Vec::with_capacity(entries.len());
+    let (mut x, mut row) = (0, 0);
+    for (label, _) in entries {
+        let (tw, _) = root.estimate_text_size(label, &font)?;
+        let w = mark_w + gap / 2 + tw as i32;
+        if x > 0 && x + w > width {
+            x = 0;
+            row += 1;
+        }
+        out.push((x, row));
+        x += w + gap;
+    }
+    Ok(out)
+}
+
+/// The legend, drawn by hand: plotters' own legend measures text through the
+/// DOM in wasm32, which a strict CSP forbids.
 fn draw_legend<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     (x0, y0): (i32, i32),
     entries: &[(String, Mark)],
+    layout: &[(i32, i32)],
     theme: &Theme,
 ) -> DrawResult<DB> {
-    if entries.is_empty() {
-        return Ok(());
-    }
-    let font = ("sans-serif", theme.px(12.0))
-        .into_font()
-        .color(&theme.foreground());
-    let pad = theme.px(6.0) as i32;
-    let mark_w = theme.px(18.0) as i32;
-    let row_h = theme.px(17.0) as i32;
-    let mut text_w = 0;
-    for (label, _) in entries {
-        let (w, _) = root.estimate_text_size(label, &font)?;
-        text_w = text_w.max(w as i32);
-    }
-    let (x, y) = (x0 + pad, y0 + pad);
-    let w = pad * 3 + mark_w + text_w;
-    let h = pad * 2 + row_h * entries.len() as i32;
-    root.draw(&Rectangle::new(
-        [(x, y), (x + w, y + h)],
-        theme.background().mix(0.85).filled(),
-    ))?;
-    root.draw(&Rectangle::new([(x, y), (x + w, y + h)], theme.grid()))?;
-    for (i, (label, mark)) in entries.iter().enumerate() {
-        let cy = y + pad + row_h * i as i32 + row_h / 2;
-        let mx = x + pad;
+    let font = legend_font(theme);
+    let (mark_w, gap, row_h) = (
+        theme.px(18.0) as i32,
+        theme.px(14.0) as i32,
+        theme.px(17.0) as i32,
+    );
+    for ((label, mark), &(dx, row)) in entries.iter().zip(layout) {
+        let (mx, cy) = (x0 + dx, y0 + row * row_h + row_h / 2);
         match mark {
             Mark::Line(c) => root.draw(&PathElement::new(
                 vec![(mx, cy), (mx + mark_w, cy)],
@@ -413,7 +461,7 @@ fn draw_legend<DB: DrawingBackend>(
         }
         root.draw(&Text::new(
             label.clone(),
-            (mx + mark_w + pad, cy),
+            (mx + mark_w + gap / 2, cy),
             font.clone().pos(Pos::new(HPos::Left, VPos::Center)),
         ))?;
     }
