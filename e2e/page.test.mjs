@@ -315,3 +315,53 @@ test('charts follow the dark colour scheme', async () => {
   assert.deepEqual(rec.errors, []);
   await context.close();
 });
+
+test('pasted text is read; the controls are reachable with the keyboard', async () => {
+  const { page, rec, context } = await openPage();
+  // Tab order reaches the file input, the paste box and every example button.
+  const reached = new Set();
+  for (let i = 0; i < 20; i++) {
+    await page.keyboard.press('Tab');
+    reached.add(await page.evaluate(() => document.activeElement.id || document.activeElement.textContent.trim()));
+  }
+  assert.ok(reached.has('file'), [...reached].join(' | '));
+  assert.ok(reached.has('SGLang, KV-bound queue'), [...reached].join(' | '));
+  await page.click('#paste-box summary');
+  await page.fill('#paste', readFileSync(RETRACT, 'utf8'));
+  await page.click('#paste-go');
+  await waitForReport(page, 'pasted text');
+  assert.equal(await downloadText(page, '#export-json'), cliJson(RETRACT));
+  assert.deepEqual(rec.requests, []);
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
+test('an error mid-way shows what was read so far', async () => {
+  const { page, rec, context } = await openPage();
+  const [worker] = page.workers();
+  assert.ok(worker, 'the reader worker is running');
+  // The second slice of the next file fails to read, as a file removed mid-read would.
+  await worker.evaluate(() => {
+    const read = Blob.prototype.arrayBuffer;
+    let n = 0;
+    Blob.prototype.arrayBuffer = function () {
+      n += 1;
+      return n === 2 ? Promise.reject(new Error('the file could not be read')) : read.call(this);
+    };
+  });
+  const dt = await page.evaluateHandle((text) => {
+    const parts = [];
+    let size = 0;
+    while (size < 20e6) { parts.push(text); size += text.length; }
+    const d = new DataTransfer();
+    d.items.add(new File(parts, 'cut.log'));
+    return d;
+  }, readFileSync(RETRACT, 'utf8'));
+  await page.dispatchEvent('#drop', 'drop', { dataTransfer: dt });
+  await page.waitForFunction(() => document.getElementById('status').textContent.startsWith('Error after'));
+  assert.match(await page.textContent('#status'), /Error after 16\.8 MB: the file could not be read/);
+  assert.match(await page.textContent('#headline'), /Reading stopped with an error after 16\.8 MB/);
+  assert.equal(await page.isVisible('#result'), true);
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});

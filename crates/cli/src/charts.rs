@@ -27,3 +27,39 @@ pub fn write(report: &Report, dir: &Path) -> Result<(), Failure> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_the_four_svg_charts_into_a_new_directory() {
+        let log = std::fs::read("../../examples/sglang-retractions.log").unwrap();
+        let report = batchlens_core::analyze(&log, batchlens_core::Options::default());
+        let dir = std::env::temp_dir().join(format!("batchlens-charts-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        write(&report, &dir.join("nested")).ok().unwrap();
+        for name in ["throughput", "concurrency", "kv_usage", "prefill"] {
+            let svg =
+                std::fs::read_to_string(dir.join("nested").join(format!("{name}.svg"))).unwrap();
+            assert!(
+                svg.starts_with("<svg") && svg.contains("<polyline"),
+                "{name}"
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_unwritable_directory_is_an_input_error() {
+        let report = batchlens_core::analyze(b"", batchlens_core::Options::default());
+        let file = std::env::temp_dir().join(format!("batchlens-not-a-dir-{}", std::process::id()));
+        std::fs::write(&file, b"x").unwrap();
+        let err = write(&report, &file.join("charts")).err().unwrap();
+        assert_eq!(err.code, 2);
+        assert!(err
+            .message
+            .contains("could not create the charts directory"));
+        std::fs::remove_file(&file).unwrap();
+    }
+}
