@@ -193,10 +193,36 @@ pub fn reconcile(report: &Report, client: &ClientFigures) -> Option<Reconciliati
         }
     };
     let w = report.timeline.bucket_seconds.max(1e-9);
-    let all = slices(&report.timeline.points, w);
+    let mut all = slices(&report.timeline.points, w);
     if !all.iter().any(|s| s.printed && s.gen > 0.0) {
         return None;
     }
+    // Interval lines (vLLM) report the seconds before them: the first one covers an
+    // interval that starts before the log's first line. Put it back.
+    let kinds = &report.input.stat_lines_by_kind;
+    let lead = if kinds.contains_key("interval") && !kinds.contains_key("decode") {
+        let printed: Vec<usize> = (0..all.len()).filter(|&i| all[i].printed).collect();
+        let gaps: Vec<f64> = printed
+            .windows(2)
+            .map(|p| (p[1] - p[0]) as f64)
+            .filter(|g| *g * w <= IDLE_GAP_S)
+            .collect();
+        let n = quantile(gaps, 0.5).unwrap_or(0.0).round() as usize;
+        let first = all[0];
+        all.splice(
+            0..0,
+            std::iter::repeat_n(
+                Slice {
+                    retraction: false,
+                    ..first
+                },
+                n,
+            ),
+        );
+        n
+    } else {
+        0
+    };
     let span = all.len() as f64 * w;
     let (win, window_assumed) = match client.duration_s.filter(|d| *d > 0.0) {
         Some(d) => (d, false),
@@ -506,7 +532,7 @@ pub fn reconcile(report: &Report, client: &ClientFigures) -> Option<Reconciliati
         sustained_gen_tok_s: sig(sustained),
         client_window_s: sig(win),
         window_assumed,
-        window_start_s: sig(start as f64 * w),
+        window_start_s: sig((start as f64 - lead as f64) * w),
         server_busy_s: sig(busy_s + unlogged),
         server_idle_s: sig(idle_s),
         server_generated_tokens: sig(generated),

@@ -304,7 +304,8 @@ fn simulated_runs_reconcile_within_five_percent() {
     }];
     let cap = check("running_cap+idle gap", capped, false);
     let vllm = check("vllm_kv_bound", shorter("vllm_kv_bound", 600.0), true);
-    for e in [kv, retr, id, cap, vllm] {
+    let v0 = check("vllm_v0_kv_bound", shorter("vllm_v0_kv_bound", 600.0), true);
+    for e in [kv, retr, id, cap, vllm, v0] {
         assert!(e.iter().all(|x| *x < 0.05));
     }
 }
