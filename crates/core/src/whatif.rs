@@ -283,6 +283,36 @@ struct StepFit {
     r2: f64,
 }
 
+/// Least squares, then again without the buckets whose residual is beyond 4 robust standard
+/// deviations (a prefill storm at start-up, a last interval that ends in idle time).
+fn robust_least_squares(rows: &[(Vec<f64>, f64, f64)], cols: &[usize]) -> Option<LsFit> {
+    let f = least_squares(rows, cols)?;
+    let resid: Vec<f64> = rows
+        .iter()
+        .map(|(x, y, _)| {
+            y - cols
+                .iter()
+                .zip(&f.beta)
+                .map(|(&c, b)| b * x[c])
+                .sum::<f64>()
+        })
+        .collect();
+    let sigma = 1.4826 * median(resid.iter().map(|r| r.abs()).collect())?;
+    if sigma.is_nan() || sigma <= 0.0 {
+        return Some(f);
+    }
+    let kept: Vec<(Vec<f64>, f64, f64)> = rows
+        .iter()
+        .zip(&resid)
+        .filter(|(_, r)| r.abs() <= 4.0 * sigma)
+        .map(|(row, _)| row.clone())
+        .collect();
+    if kept.len() == rows.len() {
+        return Some(f);
+    }
+    least_squares(&kept, cols)
+}
+
 struct LsFit {
     beta: Vec<f64>,
     cov: Vec<Vec<f64>>,
@@ -537,7 +567,7 @@ impl Model {
             if all_rows.len() < 6 {
                 break;
             }
-            let Some(f) = least_squares(&all_rows, cols) else {
+            let Some(f) = robust_least_squares(&all_rows, cols) else {
                 continue;
             };
             // The steady state's row in terms of the fitted columns: b_eff per request.

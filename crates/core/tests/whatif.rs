@@ -22,6 +22,8 @@ struct Case {
     base: SimConfig,
     change: &'static str,
     apply: fn(&mut SimConfig),
+    /// Asserted within ±10 % (the others are printed: known limits of the model).
+    strict: bool,
 }
 
 /// The seed story (examples/sglang-kv-bound.json), shortened.
@@ -60,42 +62,49 @@ fn cases() -> Vec<Case> {
             base: story(),
             change: "kv_tokens=159000",
             apply: |c| c.kv_capacity_tokens = 159_000,
+            strict: true,
         },
         Case {
             name: "sglang kv 116k -> 80k",
             base: story(),
             change: "kv_tokens=80000",
             apply: |c| c.kv_capacity_tokens = 80_000,
+            strict: true,
         },
         Case {
             name: "sglang kv fp8",
             base: story(),
             change: "kv_dtype_fp8=1",
             apply: |c| c.kv_capacity_tokens *= 2,
+            strict: true,
         },
         Case {
             name: "sglang conservativeness 0.5",
             base: story(),
             change: "schedule_conservativeness=0.5",
             apply: |c| c.schedule_conservativeness = 0.5,
+            strict: true,
         },
         Case {
             name: "sglang story clients 150 -> 40",
             base: story(),
             change: "client_concurrency=40",
             apply: |c| c.concurrency = 40,
+            strict: true,
         },
         Case {
             name: "sglang max_running 32 -> 48",
             base: preset("running_cap", 600.0),
             change: "max_running=48",
             apply: |c| c.max_running_requests = 48,
+            strict: true,
         },
         Case {
             name: "sglang max_running 32 -> 16",
             base: preset("running_cap", 600.0),
             change: "max_running=16",
             apply: |c| c.max_running_requests = 16,
+            strict: true,
         },
         Case {
             name: "sglang story max_running 40",
@@ -105,30 +114,63 @@ fn cases() -> Vec<Case> {
                 c.max_running_requests = 40;
                 c.max_running_requests_explicit = true
             },
+            strict: true,
         },
         Case {
             name: "sglang clients 8 -> 24",
             base: preset("client_underload", 600.0),
             change: "client_concurrency=24",
             apply: |c| c.concurrency = 24,
+            strict: true,
         },
         Case {
             name: "sglang saturated clients 384 -> 192",
             base: preset("decode_saturated", 600.0),
             change: "client_concurrency=192",
             apply: |c| c.concurrency = 192,
+            strict: true,
         },
         Case {
             name: "vllm kv 116k -> 159k",
             base: preset("vllm_kv_bound", 900.0),
             change: "kv_tokens=159000",
             apply: |c| c.kv_capacity_tokens = 159_000,
+            strict: true,
+        },
+        Case {
+            name: "vllm max_running 256 -> 40",
+            base: preset("vllm_kv_bound", 900.0),
+            change: "max_running=40",
+            apply: |c| c.max_running_requests = 40,
+            strict: true,
+        },
+        Case {
+            name: "vllm v0 kv 116k -> 159k",
+            base: preset("vllm_v0_kv_bound", 900.0),
+            change: "kv_tokens=159000",
+            apply: |c| c.kv_capacity_tokens = 159_000,
+            strict: true,
+        },
+        Case {
+            name: "sglang retraction kv 116k -> 159k",
+            base: preset("retraction", 900.0),
+            change: "kv_tokens=159000",
+            apply: |c| c.kv_capacity_tokens = 159_000,
+            strict: false,
+        },
+        Case {
+            name: "sglang running_cap kv x0.5 (no effect)",
+            base: preset("running_cap", 600.0),
+            change: "kv_scale=0.5",
+            apply: |c| c.kv_capacity_tokens /= 2,
+            strict: true,
         },
         Case {
             name: "vllm clients 150 -> 40",
             base: preset("vllm_kv_bound", 900.0),
             change: "client_concurrency=40",
             apply: |c| c.concurrency = 40,
+            strict: true,
         },
     ]
 }
@@ -173,7 +215,7 @@ fn what_if_matches_simulation() {
             err_gen * 100.0
         );
         eprintln!("{line}\n    {}", w.model);
-        if err_run.abs() > 0.10 || err_gen.abs() > 0.10 {
+        if case.strict && (err_run.abs() > 0.10 || err_gen.abs() > 0.10) {
             failures.push(line);
         }
     }
