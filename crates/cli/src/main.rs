@@ -144,6 +144,11 @@ fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
     let mut report = analyzer.finish();
     if !args.what_if.is_empty() {
         report.what_if = whatif::predict(&report, &args.what_if);
+        if report.what_if.is_none() {
+            eprintln!(
+                "batchlens: --what-if: no prediction, the log shows no steady state with running requests and a generation throughput to fit"
+            );
+        }
     }
     if let Some(dir) = &args.charts {
         charts::write(&report, dir)?;

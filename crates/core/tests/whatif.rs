@@ -166,6 +166,62 @@ fn cases() -> Vec<Case> {
             strict: true,
         },
         Case {
+            name: "sglang dp2 kv 116k -> 159k per rank",
+            base: SimConfig {
+                dp_size: 2,
+                concurrency: 300,
+                ..story()
+            },
+            change: "kv_tokens=159000",
+            apply: |c| c.kv_capacity_tokens = 159_000,
+            strict: true,
+        },
+        Case {
+            name: "sglang dp2 max_running 20 per rank",
+            base: SimConfig {
+                dp_size: 2,
+                concurrency: 300,
+                ..story()
+            },
+            change: "max_running=20",
+            apply: |c| {
+                c.max_running_requests = 20;
+                c.max_running_requests_explicit = true
+            },
+            strict: true,
+        },
+        Case {
+            name: "sglang kv x2 and 90 clients",
+            base: story(),
+            change: "kv_tokens=232000,client_concurrency=90",
+            apply: |c| {
+                c.kv_capacity_tokens = 232_000;
+                c.concurrency = 90
+            },
+            strict: true,
+        },
+        Case {
+            name: "sglang story capped at 40 -> uncapped",
+            base: SimConfig {
+                max_running_requests: 40,
+                max_running_requests_explicit: true,
+                ..story()
+            },
+            change: "max_running=4096",
+            apply: |c| c.max_running_requests = 4096,
+            strict: true,
+        },
+        Case {
+            name: "sglang clients 8 -> 400 (KV binds)",
+            base: SimConfig {
+                kv_capacity_tokens: 116_171,
+                ..preset("client_underload", 600.0)
+            },
+            change: "client_concurrency=400",
+            apply: |c| c.concurrency = 400,
+            strict: false,
+        },
+        Case {
             name: "vllm clients 150 -> 40",
             base: preset("vllm_kv_bound", 900.0),
             change: "client_concurrency=40",
@@ -188,8 +244,12 @@ fn what_if_matches_simulation() {
         }
         let (text, base) = run(&base_cfg);
         let report = analyze(text.as_bytes(), Options::default());
-        let change: Change = whatif::parse_change(case.change).unwrap();
-        let w = whatif::predict(&report, &[change]).expect("a model");
+        let changes: Vec<Change> = case
+            .change
+            .split(',')
+            .map(|c| whatif::parse_change(c).unwrap())
+            .collect();
+        let w = whatif::predict(&report, &changes).expect("a model");
         let mut cfg = base_cfg.clone();
         (case.apply)(&mut cfg);
         let (_, truth) = run(&cfg);
@@ -297,4 +357,65 @@ fn parse_change_accepts_known_names_only() {
     ] {
         assert!(whatif::parse_change(bad).is_err(), "{bad}");
     }
+}
+
+/// Every fixture log and every parameter: a finite, ordered prediction (or none when the log
+/// has no steady state to fit).
+#[test]
+fn predictions_are_sane_on_every_fixture() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+    let mut logs = Vec::new();
+    for dir in ["sglang", "vllm", "hostile", "other", "client"] {
+        let Ok(rd) = std::fs::read_dir(root.join(dir)) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            if e.path().extension().is_some_and(|x| x == "log") {
+                logs.push(e.path());
+            }
+        }
+    }
+    assert!(!logs.is_empty());
+    let specs = [
+        "kv_tokens=200000",
+        "kv_scale=0.5",
+        "kv_dtype_fp8=1",
+        "mem_fraction_static=0.9",
+        "gpu_memory_utilization=0.95",
+        "max_running=8",
+        "max_running=1024",
+        "client_concurrency=1",
+        "client_concurrency=500",
+        "schedule_conservativeness=0.3",
+    ];
+    let mut fitted = 0;
+    for path in &logs {
+        let bytes = std::fs::read(path).unwrap();
+        let report = analyze(&bytes, Options::default());
+        for spec in specs {
+            let change = whatif::parse_change(spec).unwrap();
+            let Some(w) = whatif::predict(&report, &[change]) else {
+                continue;
+            };
+            fitted += 1;
+            let p = &w.predicted;
+            let all = [
+                p.running_requests,
+                p.gen_throughput_tok_s,
+                p.low,
+                p.high,
+                p.per_request_tok_s,
+                p.running_low,
+                p.running_high,
+            ];
+            assert!(
+                all.iter().all(|v| v.is_finite() && *v >= 0.0),
+                "{}: {spec}: {p:?}",
+                path.display()
+            );
+            assert!(p.low <= p.gen_throughput_tok_s && p.gen_throughput_tok_s <= p.high);
+            assert!(p.running_low <= p.running_requests && p.running_requests <= p.running_high);
+        }
+    }
+    assert!(fitted > 0);
 }
