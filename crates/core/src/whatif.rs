@@ -279,6 +279,8 @@ struct StepFit {
     a: f64,
     b: f64,
     c: f64,
+    /// Prefill seconds per step per running request (part of `b`).
+    pf: f64,
     cov: [[f64; 2]; 2],
     r2: f64,
 }
@@ -420,6 +422,12 @@ pub struct Model {
     pub gpu_memory_utilization: Option<f64>,
     /// Cache dtype is already 8-bit.
     pub kv_fp8: bool,
+    /// Prefill seconds per step per running request in the steady state (part of `b`; 0 when
+    /// the fit could not separate it).
+    pub pf_per_request: f64,
+    /// Share of that prefill spent recomputing evicted requests, which stops when the pool
+    /// no longer binds.
+    pub recompute_share: f64,
     /// Covariance of (a, b) after anchoring, for the prediction range.
     cov_ab: [[f64; 2]; 2],
 }
@@ -596,10 +604,15 @@ impl Model {
                 let sum: Vec<f64> = (0..cols.len()).map(|i| xa[i] + xb[i]).collect();
                 let cov = 0.5 * (f.var(&sum) - var_a - var_b);
                 let c = cols.iter().position(|&c| c == 2).map_or(0.0, |i| f.beta[i]);
+                let pf = cols
+                    .iter()
+                    .position(|&c| c == 3)
+                    .map_or(0.0, |i| f.beta[i] * pf0);
                 fit = Some(StepFit {
                     a,
                     b: be,
                     c,
+                    pf,
                     cov: [[var_a, cov], [cov, var_b]],
                     r2: f.r2,
                 });
@@ -607,8 +620,8 @@ impl Model {
             }
         }
         let points = all_rows.len();
-        let (mut a, mut b, mut c, mut cov_ab, r2, fitted) = match fit {
-            Some(f) => (f.a, f.b, f.c, f.cov, f.r2, true),
+        let (mut a, mut b, mut c, mut pf, mut cov_ab, r2, fitted) = match fit {
+            Some(f) => (f.a, f.b, f.c, f.pf, f.cov, f.r2, true),
             None => {
                 // Prior: memory-bound decode, per-request share n/(n + n0) at this batch.
                 let per_rank = running / ranks;
@@ -617,7 +630,7 @@ impl Model {
                 let b = share * y0 / running;
                 // ±50 % on the per-request part.
                 let cov = [[0.0, 0.0], [0.0, (0.5 * b).powi(2)]];
-                (a, b, 0.0, cov, 0.0, false)
+                (a, b, 0.0, 0.0, cov, 0.0, false)
             }
         };
         // Anchor to the steady state: the level from the window, the split from the fit.
@@ -626,6 +639,7 @@ impl Model {
             a *= k;
             b *= k;
             c *= k;
+            pf *= k;
             for row in cov_ab.iter_mut() {
                 for v in row.iter_mut() {
                     *v *= k * k;
@@ -637,6 +651,21 @@ impl Model {
             .sqrt();
         let spread = (se0 / y0).clamp(0.0, 0.3);
 
+        // Share of the prefill work that recomputes retracted/preempted requests: each
+        // eviction re-prefills a request (vLLM evicts the newest, with little output), each
+        // completion was prefilled once. Completions are counted from access-log lines.
+        let evicted = r.summary.retracted_requests as f64;
+        let completed = r
+            .input
+            .other_lines_by_kind
+            .get("access_log")
+            .copied()
+            .unwrap_or(0) as f64;
+        let recompute_share = if evicted > 0.0 && completed > 0.0 {
+            evicted / (evicted + completed)
+        } else {
+            0.0
+        };
         let mfs = r
             .config
             .mem_fraction_static
@@ -683,6 +712,8 @@ impl Model {
             mem_fraction_static: mfs,
             gpu_memory_utilization: gmu,
             kv_fp8,
+            pf_per_request: pf,
+            recompute_share,
             cov_ab,
         })
     }
@@ -813,15 +844,17 @@ impl Model {
             Bound::KvCache => kv_err,
             _ => 0.01,
         };
-        let gen = if running > 0.0 {
-            running / self.step(running)
+        // Out of the pool-bound regime, evicted requests are no longer recomputed.
+        let b = if self.bound == Bound::KvCache && bound != Bound::KvCache {
+            self.b - self.pf_per_request * self.recompute_share
         } else {
-            0.0
+            self.b
         };
+        let step = self.a + b * running;
+        let gen = if running > 0.0 { running / step } else { 0.0 };
         let queued = (demand - running).max(0.0);
         // Throughput range: the step fit's error at the new batch, the running error (which
         // moves throughput by the step's per-request elasticity) and a model floor.
-        let step = self.step(running);
         let se_step = (self.cov_ab[0][0]
             + 2.0 * running * self.cov_ab[0][1]
             + running * running * self.cov_ab[1][1])
