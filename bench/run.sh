@@ -20,7 +20,7 @@ WASM=0
 DIR=${BENCH_DIR:-/tmp/batchlens-bench}
 while [ $# -gt 0 ]; do
   case "$1" in
-    --size) SIZE=$2; shift 2 ;;
+    --size) SIZE=$(awk -v s="$2" 'BEGIN { printf "%d", s }'); shift 2 ;;
     --big) BIG=1; shift ;;
     --no-python) PY=0; shift ;;
     --no-gzip) GZ=0; shift ;;
