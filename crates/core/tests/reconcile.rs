@@ -495,5 +495,8 @@ fn a_cut_block_does_not_swallow_the_log() {
     let c = r.client.expect("the part that was read");
     assert_eq!(c.completed_requests, Some(100));
     assert_eq!(c.duration_s, Some(50.0));
-    assert_eq!(c.output_tok_s, None, "a row after the cut is not part of the block");
+    assert_eq!(
+        c.output_tok_s, None,
+        "a row after the cut is not part of the block"
+    );
 }

@@ -183,7 +183,7 @@ pub fn kv_capacity(c: &Ctx) -> Vec<Action> {
                 "schedule_conservativeness",
                 format!("--schedule-conservativeness {t:.1}"),
                 "The pool looks full only because of what SGLang reserves for future tokens. A lower conservativeness reserves less and admits more requests; if they then outgrow the pool, requests are retracted (about one retraction per minute is fine)".to_string(),
-                &[change("schedule_conservativeness", t / cur)],
+                &[change("schedule_conservativeness", t)],
                 "risk: retractions if outputs run long",
             ));
         }
