@@ -365,3 +365,23 @@ test('an error mid-way shows what was read so far', async () => {
   assert.deepEqual(rec.errors, []);
   await context.close();
 });
+
+test('charts export as PNG and SVG and follow the window size', async () => {
+  const { page, rec, context } = await openPage();
+  await dropFile(page, 'retract.log', readFileSync(RETRACT, 'utf8'));
+  await waitForReport(page, 'retract.log');
+  const [png] = await Promise.all([page.waitForEvent('download'), page.click('button.png[data-chart="kv_usage"]')]);
+  assert.equal(png.suggestedFilename(), 'retract.kv_usage.png');
+  assert.deepEqual([...readFileSync(await png.path()).subarray(1, 4)], [0x50, 0x4e, 0x47]); // "PNG"
+  const [svg] = await Promise.all([page.waitForEvent('download'), page.click('button.svg[data-chart="concurrency"]')]);
+  const text = readFileSync(await svg.path(), 'utf8');
+  assert.ok(text.startsWith('<svg') && text.includes('Running vs queued requests'), text.slice(0, 200));
+  const wide = await page.$eval('#chart-throughput', (c) => c.width);
+  await page.setViewportSize({ width: 600, height: 900 });
+  await page.waitForFunction((w) => document.getElementById('chart-throughput').width !== w, wide);
+  const pixels = await drawnPixels(page);
+  for (const n of CHARTS) assert.ok(pixels[n] > 3000, `${n}: only ${pixels[n]} pixels drawn after resizing`);
+  assert.deepEqual(rec.requests.filter((u) => !u.startsWith('blob:')), []);
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});

@@ -6,6 +6,7 @@
 //! charts on canvases (or as SVG) from that JSON.
 
 mod canvas;
+mod svg;
 
 use batchlens_core::charts::{self, Chart, ChartData, ReportView, Theme};
 use batchlens_core::{render, Analyzer, Options, Report};
@@ -217,7 +218,7 @@ impl Charts {
         width: u32,
         height: u32,
     ) -> Result<String, JsError> {
-        charts::svg(
+        svg::svg(
             &self.data,
             source.as_deref().filter(|s| !s.is_empty()),
             chart_by_name(chart)?,
