@@ -128,6 +128,10 @@ pub fn python_pairs(text: &[u8]) -> Vec<(&[u8], &[u8])> {
             while j < n && text[j] != q {
                 j += 1;
             }
+            if j >= n {
+                // An unterminated quoted key: the line was cut; keep what was read.
+                break;
+            }
             ke = j;
             i = j + 1;
         } else {
@@ -224,5 +228,8 @@ mod tests {
         assert_eq!(d[1], (&b"max_num_seqs"[..], &b"128"[..]));
         assert_eq!(py_str(b"'a,b'").as_deref(), Some("a,b"));
         assert_eq!(py_str(b"None"), None);
+        // A line cut inside a quoted key keeps the pairs before it and does not panic.
+        let cut = python_pairs(b"server_args=ServerArgs(tp_size=2, 'model_pa");
+        assert_eq!(cut, vec![(&b"tp_size"[..], &b"2"[..])]);
     }
 }

@@ -419,9 +419,8 @@ fn garbage_around_real_lines_does_not_change_what_they_say() {
 /// quoted key (`server_args=ServerArgs('model_path`, e.g. a log cut mid-line) makes
 /// `config::python_pairs` slice past the end (config.rs: the quoted-key branch sets
 /// `i = j + 1` past `n` when the closing quote is missing, then `&text[vs..ve]` has
-/// `vs > ve`). Ignored until config.rs is fixed (not this test's file to change).
+/// `vs > ve`). Fixed: the pair loop stops at an unterminated key.
 #[test]
-#[ignore = "panics in config::python_pairs on an unterminated quoted key; fix config.rs, then remove"]
 fn fuzz_crash_unterminated_quoted_key_in_a_startup_line() {
     let r = assert_chunking_invariant(
         &fixture("hostile/fuzz-unterminated-quoted-key.log"),
