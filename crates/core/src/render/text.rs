@@ -70,10 +70,18 @@ pub fn text(r: &Report, color: bool) -> String {
         }
         for f in d.findings.iter().skip(1) {
             let _ = writeln!(o, "\n{} {}", st.bold("Also:"), f.headline);
-            for e in f.evidence.iter().take(2) {
+            // Evidence already shown under the verdict is not repeated.
+            let fresh = f.evidence.iter().filter(|e| !p.evidence.contains(e));
+            for e in fresh.take(2) {
                 let _ = writeln!(o, "  - {}{}", e.statement, lines_ref(&e.lines));
             }
-            for a in f.actions.iter().take(2) {
+            let shown: Vec<&str> = p.actions.iter().map(|a| a.flag.as_str()).collect();
+            for a in f
+                .actions
+                .iter()
+                .filter(|a| !shown.contains(&a.flag.as_str()))
+                .take(2)
+            {
                 let _ = writeln!(o, "  → {}: {}", st.accent(&a.flag), a.why);
             }
         }
