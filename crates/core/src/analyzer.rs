@@ -232,6 +232,11 @@ impl Analyzer {
         input.overlong_lines = splitter.overlong_lines;
         input.clock_regressions = self.timeline.clock_regressions;
         input.looks_binary = self.sniffed > 0 && self.odd_bytes * 100 > self.sniffed;
+        input.stat_lines_by_engine = self
+            .stats_by_engine
+            .iter()
+            .map(|(e, n)| (e.name().to_string(), *n))
+            .collect();
         let engine = match self.opts.engine {
             Some(e) => e.name().to_string(),
             None => self

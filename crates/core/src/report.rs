@@ -79,6 +79,8 @@ pub struct InputStats {
     pub damaged_examples: Vec<LineExample>,
     /// Whether the bytes look like text at all.
     pub looks_binary: bool,
+    /// Stats records per engine format: a file mixing engines shows both.
+    pub stat_lines_by_engine: BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

@@ -296,3 +296,23 @@ fn a_line_wrapped_into_three_pieces_is_joined_back() {
     assert_eq!(r.summary.queued_requests.unwrap().mean, 3.0);
     assert_eq!(r.span_seconds, 5.0);
 }
+
+#[test]
+fn a_file_mixing_engines_reports_both_and_picks_the_majority() {
+    let mut mixed = fixture("sglang/sglang_01_hisparse-decode-token-usage.log");
+    mixed.extend_from_slice(&fixture("vllm/vllm_01_v1-prefill-heavy-waiting90.log"));
+    let r = analyze(&mixed);
+    assert_eq!(r.input.stat_lines_by_engine.get("sglang"), Some(&8));
+    assert_eq!(r.input.stat_lines_by_engine.get("vllm"), Some(&5));
+    assert_eq!(r.engine, "sglang");
+    let forced = batchlens_core::analyze(
+        &mixed,
+        batchlens_core::Options {
+            engine: Some(batchlens_core::Engine::Vllm),
+            ..Default::default()
+        },
+    );
+    assert_eq!(forced.engine, "vllm");
+    assert_eq!(forced.input.stat_lines, 5);
+    assert_eq!(forced.input.stat_lines_by_engine.get("sglang"), None);
+}
