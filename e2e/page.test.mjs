@@ -46,22 +46,7 @@ function cliJson(file) {
 
 before(async () => {
   assert.ok(existsSync(path.join(DIST, 'index.html')), `no ${DIST}/index.html: run trunk build --release first`);
-  server = spawn('python3', ['-u', '-m', 'http.server', '0', '--bind', '127.0.0.1', '--directory', DIST], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const port = await new Promise((resolve, reject) => {
-    let out = '';
-    const onData = (d) => {
-      out += d;
-      const m = out.match(/port (\d+)/);
-      if (m) resolve(Number(m[1]));
-    };
-    server.stdout.on('data', onData);
-    server.stderr.on('data', () => {});
-    server.on('exit', (c) => reject(new Error(`http.server exited (${c}): ${out}`)));
-    setTimeout(() => reject(new Error(`http.server did not start: ${out}`)), 10000);
-  });
-  origin = `http://127.0.0.1:${port}`;
+  ({ proc: server, origin } = await serve(DIST));
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--no-first-run',
@@ -74,8 +59,27 @@ after(async () => {
   if (server) server.kill();
 });
 
+/** Serves `dir` on 127.0.0.1 with python's http.server; resolves to { proc, origin }. */
+async function serve(dir) {
+  const proc = spawn('python3', ['-u', '-m', 'http.server', '0', '--bind', '127.0.0.1', '--directory', dir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const port = await new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/port (\d+)/);
+      if (m) resolve(Number(m[1]));
+    });
+    proc.stderr.on('data', () => {});
+    proc.on('exit', (c) => reject(new Error(`http.server exited (${c}): ${out}`)));
+    setTimeout(() => reject(new Error(`http.server did not start: ${out}`)), 10000);
+  });
+  return { proc, origin: `http://127.0.0.1:${port}` };
+}
+
 /** A fresh page, loaded and ready, recording errors, dialogs and requests. */
-async function openPage(options = {}) {
+async function openPage(options = {}, url = `${origin}/index.html`) {
   const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 }, ...options });
   const page = await context.newPage();
   const rec = { errors: [], dialogs: [], requests: [], loaded: false };
@@ -84,7 +88,7 @@ async function openPage(options = {}) {
   page.on('dialog', (d) => { rec.dialogs.push(d.message()); d.dismiss().catch(() => {}); });
   page.on('request', (r) => { if (rec.loaded) rec.requests.push(r.url()); });
   page.on('requestfailed', (r) => rec.errors.push(`request failed: ${r.url()}`));
-  await page.goto(`${origin}/index.html`);
+  await page.goto(url);
   await Promise.race([
     page.waitForSelector('body[data-ready="1"]', { timeout: 20000 }),
     new Promise((_, reject) => page.once('pageerror', reject)),
@@ -384,4 +388,19 @@ test('charts export as PNG and SVG and follow the window size', async () => {
   assert.deepEqual(rec.requests.filter((u) => !u.startsWith('blob:')), []);
   assert.deepEqual(rec.errors, []);
   await context.close();
+});
+
+test('dist/ works from a sub-path (relative URLs only)', async () => {
+  const parent = await serve(path.dirname(DIST));
+  try {
+    const { page, rec, context } = await openPage({}, `${parent.origin}/${path.basename(DIST)}/`);
+    await page.click('button.example[data-src="examples/sglang-retractions.log"]');
+    await waitForReport(page, 'sglang-retractions.log');
+    const pixels = await drawnPixels(page);
+    for (const n of CHARTS) assert.ok(pixels[n] > 3000, `${n}: only ${pixels[n]} pixels drawn`);
+    assert.deepEqual(rec.errors, []);
+    await context.close();
+  } finally {
+    parent.proc.kill();
+  }
 });
