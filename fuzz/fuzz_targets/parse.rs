@@ -21,10 +21,7 @@ fuzz_target!(|data: &[u8]| {
     let split = a.finish();
     let i = &split.input;
     assert_eq!(
-        i.stat_lines + i.damaged_stat_lines - i.glued_records
-            + i.other_lines
-            + i.unrecognized_lines
-            + i.joined_wrapped_lines,
+        i.accounted_lines(),
         i.lines,
         "line accounting"
     );

@@ -83,6 +83,18 @@ pub struct InputStats {
     pub stat_lines_by_engine: BTreeMap<String, u64>,
 }
 
+impl InputStats {
+    /// Physical lines accounted for: every line is a stats record (records split
+    /// from one line count once), a known other line, an unrecognised one, or a
+    /// wrapped tail joined to the line before. Equals `lines` for any input.
+    pub fn accounted_lines(&self) -> u64 {
+        self.stat_lines + self.damaged_stat_lines - self.glued_records
+            + self.other_lines
+            + self.unrecognized_lines
+            + self.joined_wrapped_lines
+    }
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct LineExample {
     pub line: u64,

@@ -26,7 +26,6 @@
 use serde::Serialize;
 
 use crate::report::Report;
-use crate::series::Point;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct WhatIf {
@@ -151,87 +150,6 @@ impl Bound {
     }
 }
 
-/// Steady-state figures (time-weighted by samples per bucket).
-#[derive(Debug, Clone, Default)]
-struct Steady {
-    running: Option<f64>,
-    queued: Option<f64>,
-    kv_usage: Option<f64>,
-    gen_tok_s: Option<f64>,
-    input_tok_s: Option<f64>,
-    queue_share: Option<f64>,
-}
-
-fn weighted_mean(points: &[Point], f: impl Fn(&Point) -> Option<f64>) -> Option<f64> {
-    let (mut s, mut n) = (0.0, 0.0);
-    for p in points {
-        if let Some(v) = f(p) {
-            s += v * p.samples as f64;
-            n += p.samples as f64;
-        }
-    }
-    (n > 0.0).then(|| s / n)
-}
-
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    Some(v[v.len() / 2])
-}
-
-/// The steady window: neither warm-up (running below 80 % of its plateau) nor drain (after
-/// the queue empties and running falls). Same rule as the diagnosis's judged window.
-fn steady(pts: &[Point]) -> Steady {
-    if pts.is_empty() {
-        return Steady::default();
-    }
-    let waiting_runs: Vec<f64> = pts
-        .iter()
-        .filter(|p| p.queued.unwrap_or(0.0) > 0.5)
-        .filter_map(|p| p.running)
-        .collect();
-    let plateau = if waiting_runs.len() >= 3 {
-        median(waiting_runs)
-    } else {
-        let mut v: Vec<f64> = pts.iter().filter_map(|p| p.running).collect();
-        v.sort_by(|a, b| a.total_cmp(b));
-        v.get((v.len() * 9) / 10).copied().or(v.last().copied())
-    };
-    let (mut from, mut to) = (0, pts.len());
-    if let Some(pl) = plateau.filter(|p| *p > 0.0) {
-        if pts.len() >= 8 {
-            if let Some(i) = pts
-                .iter()
-                .position(|p| p.running.is_some_and(|r| r >= 0.8 * pl))
-            {
-                from = i;
-            }
-            if let Some(j) = pts.iter().rposition(|p| {
-                p.queued.unwrap_or(0.0) > 0.5 || p.running.is_some_and(|r| r >= 0.8 * pl)
-            }) {
-                to = j + 1;
-            }
-        }
-    }
-    if to <= from || (to - from) * 4 < pts.len() {
-        from = 0;
-        to = pts.len();
-    }
-    let w = &pts[from..to];
-    let qs: Vec<bool> = w.iter().filter_map(|p| p.queued.map(|q| q > 0.5)).collect();
-    Steady {
-        running: weighted_mean(w, |p| p.running),
-        queued: weighted_mean(w, |p| p.queued),
-        kv_usage: weighted_mean(w, |p| p.kv_usage),
-        gen_tok_s: weighted_mean(w, |p| p.gen_tok_s),
-        input_tok_s: weighted_mean(w, |p| p.input_tok_s),
-        queue_share: (!qs.is_empty())
-            .then(|| qs.iter().filter(|b| **b).count() as f64 / qs.len() as f64),
-    }
-}
-
 /// Weighted least squares `y = X·β` by the normal equations over the columns `cols` of
 /// the rows; `None` if singular.
 fn least_squares(rows: &[(Vec<f64>, f64, f64)], cols: &[usize]) -> Option<LsFit> {
@@ -299,7 +217,7 @@ fn robust_least_squares(rows: &[(Vec<f64>, f64, f64)], cols: &[usize]) -> Option
                 .sum::<f64>()
         })
         .collect();
-    let sigma = 1.4826 * median(resid.iter().map(|r| r.abs()).collect())?;
+    let sigma = 1.4826 * crate::diagnose::window::median(resid.iter().map(|r| r.abs()).collect())?;
     if sigma.is_nan() || sigma <= 0.0 {
         return Some(f);
     }
@@ -439,7 +357,8 @@ impl Model {
     /// Fits the model to a report's steady state.
     pub fn fit(r: &Report) -> Option<Model> {
         let pts = &r.timeline.points;
-        let w = steady(pts);
+        // The same steady window the diagnosis judges.
+        let w = crate::diagnose::window::steady(r);
         let running = w.running.filter(|v| *v > 0.0)?;
         let gen = w.gen_tok_s.filter(|v| *v > 0.0)?;
         let sglang = r.engine == "sglang";

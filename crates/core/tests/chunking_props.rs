@@ -11,14 +11,7 @@ use proptest::prelude::*;
 
 fn assert_accounted(r: &Report) {
     let i = &r.input;
-    assert_eq!(
-        i.stat_lines + i.damaged_stat_lines - i.glued_records
-            + i.other_lines
-            + i.unrecognized_lines
-            + i.joined_wrapped_lines,
-        i.lines,
-        "line accounting {i:?}"
-    );
+    assert_eq!(i.accounted_lines(), i.lines, "line accounting {i:?}");
 }
 
 fn decode(sec: u32, dp: Option<u8>, running: u32, queued: u32, gen: u32) -> String {

@@ -15,10 +15,7 @@ use batchlens_core::{Analyzer, Options, Report};
 fn assert_accounted(r: &Report, what: &str) {
     let i = &r.input;
     assert_eq!(
-        i.stat_lines + i.damaged_stat_lines - i.glued_records
-            + i.other_lines
-            + i.unrecognized_lines
-            + i.joined_wrapped_lines,
+        i.accounted_lines(),
         i.lines,
         "{what}: line accounting {i:?}"
     );

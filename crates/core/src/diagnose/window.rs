@@ -44,7 +44,7 @@ fn weighted_mean(points: &[Point], f: impl Fn(&Point) -> Option<f64>) -> Option<
     (n > 0.0).then(|| s / n)
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
+pub(crate) fn median(mut v: Vec<f64>) -> Option<f64> {
     if v.is_empty() {
         return None;
     }
