@@ -26,6 +26,7 @@ let browser;
 function cliBinary() {
   const candidates = [
     process.env.BATCHLENS_BIN,
+    process.env.CARGO_TARGET_DIR && path.join(path.resolve(ROOT, process.env.CARGO_TARGET_DIR), 'debug', 'batchlens'),
     path.join(ROOT, 'target', 'debug', 'batchlens'),
     path.join(ROOT, 'target', 'release', 'batchlens'),
   ].filter(Boolean);
@@ -403,4 +404,40 @@ test('dist/ works from a sub-path (relative URLs only)', async () => {
   } finally {
     parent.proc.kill();
   }
+});
+
+test('what-if sliders predict from the log: a bigger KV pool on a KV-bound run means more throughput', async () => {
+  const { page, rec, context } = await openPage();
+  await page.click('button.example[data-src="examples/sglang-kv-bound.log"]');
+  await waitForReport(page, 'sglang-kv-bound.log');
+  await page.waitForSelector('#whatif-box:not([hidden])');
+  await page.waitForFunction(() => document.getElementById('whatif-result').dataset.tokS);
+  const base = Number(await page.getAttribute('#whatif-result', 'data-tok-s'));
+  assert.match(await page.textContent('#whatif-result'), /now .* running/);
+  await page.$eval('#wi-kv', (e) => { e.value = '2'; e.dispatchEvent(new Event('input')); });
+  await page.waitForFunction((b) => Number(document.getElementById('whatif-result').dataset.tokS) > b * 1.15, base);
+  assert.match(await page.textContent('#wi-kv-out'), /×2\.00 \(232,342 tokens\)/);
+  // Fewer clients than the server runs now: predicted throughput falls.
+  await page.$eval('#wi-kv', (e) => { e.value = '1'; e.dispatchEvent(new Event('input')); });
+  await page.$eval('#wi-clients', (e) => { e.value = '10'; e.dispatchEvent(new Event('input')); });
+  await page.waitForFunction((b) => Number(document.getElementById('whatif-result').dataset.tokS) < b * 0.5, base);
+  // The secondary finding (retractions) is listed; predictions made no network request.
+  assert.match(await page.textContent('#also'), /kv_retraction/);
+  assert.deepEqual(rec.requests, [`${origin}/examples/sglang-kv-bound.log`]);
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
+test('a log with a benchmark summary shows the client-versus-server reconciliation', async () => {
+  const { page, rec, context } = await openPage();
+  const log = readFileSync(path.join(DIST, 'examples', 'sglang-kv-bound.log'), 'utf8') +
+    readFileSync(path.join(FIX, 'client', 'sglang_bench_serving_0.4.0.txt'), 'utf8');
+  await dropFile(page, 'with-bench.log', log);
+  await waitForReport(page, 'with-bench.log');
+  await page.waitForSelector('#reconcile-box:not([hidden])');
+  assert.match(await page.textContent('#reconcile-summary'), /the client measured 500 tok\/s/);
+  assert.match(await page.textContent('#reconcile-advice'), /capacity planning/);
+  assert.ok((await page.$$('#reconcile-parts li')).length >= 2);
+  assert.deepEqual(rec.errors, []);
+  await context.close();
 });

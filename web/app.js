@@ -69,6 +69,8 @@ function onWorkerMessage(e) {
     $('progress-box').hidden = true;
     setStatus(`Read ${state.name}: ${fmtBytes(JSON.parse(m.json).input.bytes)} in ${m.seconds.toFixed(2)} s.`);
     show(m.json, m.markdown, null);
+  } else if (m.type === 'whatif') {
+    showPrediction(m);
   } else if (m.type === 'cancelled') {
     state.busy = false;
     $('progress-box').hidden = true;
@@ -114,6 +116,9 @@ function show(json, markdown, warning) {
   renderSummary(r);
   renderEvidence(d);
   renderActions(d);
+  renderAlso(d);
+  renderReconciliation(r.reconciliation);
+  setupWhatIf(r);
   const odd = [
     ...r.input.damaged_examples.map((e) => ({ ...e, why: 'damaged stats line' })),
     ...r.input.unrecognized_examples.map((e) => ({ ...e, why: 'not recognised' })),
@@ -218,6 +223,97 @@ function renderActions(d) {
     list.append(li);
   }
   $('actions-box').hidden = items.length === 0;
+}
+
+function renderAlso(d) {
+  const list = $('also');
+  list.replaceChildren();
+  const items = d ? d.findings.filter((f) => f !== d.findings[0] && f.kind !== d.primary.kind) : [];
+  for (const f of items) {
+    const li = el('li');
+    li.append(el('strong', f.headline), ' ', el('span', `(${f.kind}, confidence ${Math.round(f.confidence * 100)}%)`, 'lineno'));
+    const flags = f.actions.slice(0, 2).map((a) => a.flag);
+    if (flags.length) li.append(el('p', `Flags: ${flags.join(' · ')}`));
+    list.append(li);
+  }
+  $('also-box').hidden = items.length === 0;
+}
+
+function renderReconciliation(rc) {
+  $('reconcile-box').hidden = !rc;
+  if (!rc) return;
+  $('reconcile-summary').textContent =
+    `The server generated ~${fmtNum(rc.server_gen_tok_s)} tok/s while busy; the client measured ` +
+    `${fmtNum(rc.client_tok_s)} tok/s (${fmtNum(rc.gap_fraction * 100)}% less). Where the gap goes:`;
+  const list = $('reconcile-parts');
+  list.replaceChildren();
+  for (const p of rc.parts) list.append(el('li', `${fmtNum(p.tok_s)} tok/s — ${p.cause}: ${p.evidence}`));
+  list.append(el('li', `unexplained: ${fmtNum(rc.unexplained_fraction * 100, 1)}% of the server rate`));
+  $('reconcile-advice').textContent = rc.advice || '';
+}
+
+// ---- what if -------------------------------------------------------------
+
+const whatif = { seq: 0, timer: 0, base: null };
+
+function setupWhatIf(r) {
+  const f = r.diagnosis && r.diagnosis.facts;
+  const ok = f && f.server_gen_tok_s > 0 && f.running_requests > 0;
+  $('whatif-box').hidden = !ok;
+  if (!ok) return;
+  const demand = Math.max(1, Math.round(f.running_requests + (f.queued_requests || 0)));
+  const cap = r.config.max_running_requests;
+  const capMax = Math.max(64, Math.ceil(4 * f.running_requests), cap && cap <= 4096 ? cap : 0);
+  whatif.base = { demand, cap, capMax, capacity: r.config.kv_capacity_tokens };
+  $('wi-kv').value = 1;
+  $('wi-cap').max = capMax;
+  $('wi-cap').value = cap && cap <= capMax ? cap : capMax;
+  $('wi-clients').max = Math.max(64, 4 * demand);
+  $('wi-clients').value = demand;
+  updateWhatIf();
+}
+
+function whatIfChanges() {
+  const b = whatif.base;
+  const changes = [];
+  const kv = Number($('wi-kv').value);
+  if (kv !== 1) changes.push(`kv_scale=${kv}`);
+  const cap = Number($('wi-cap').value);
+  const capNow = b.cap && b.cap <= b.capMax ? b.cap : b.capMax;
+  if (cap !== capNow) changes.push(`max_running=${cap}`);
+  const clients = Number($('wi-clients').value);
+  if (clients !== b.demand) changes.push(`client_concurrency=${clients}`);
+  return changes;
+}
+
+function updateWhatIf() {
+  const b = whatif.base;
+  if (!b) return;
+  const kv = Number($('wi-kv').value);
+  $('wi-kv-out').textContent = `×${kv.toFixed(2)}` + (b.capacity ? ` (${fmtNum(b.capacity * kv)} tokens)` : '');
+  const cap = Number($('wi-cap').value);
+  $('wi-cap-out').textContent = !b.cap && cap === b.capMax ? 'no cap' : fmtNum(cap);
+  $('wi-clients-out').textContent = fmtNum(Number($('wi-clients').value));
+  clearTimeout(whatif.timer);
+  whatif.timer = setTimeout(() => {
+    whatif.seq += 1;
+    state.worker.postMessage({ type: 'whatif', id: state.jobId, seq: whatif.seq, changes: whatIfChanges().join(',') });
+  }, 60);
+}
+
+function showPrediction(m) {
+  if (m.id !== state.jobId || m.seq !== whatif.seq) return;
+  const out = $('whatif-result');
+  if (m.error) { out.textContent = `Could not predict: ${m.error}`; return; }
+  const w = JSON.parse(m.json);
+  if (!w) { out.textContent = 'The log has too little to fit the model to.'; return; }
+  const p = w.predicted;
+  const b = w.baseline;
+  out.textContent =
+    `Predicted: ~${fmtNum(p.running_requests, 1)} running and ~${fmtNum(p.gen_throughput_tok_s)} tok/s ` +
+    `(range ${fmtNum(p.low)}–${fmtNum(p.high)})` + (p.bound_by ? `, limited by ${p.bound_by.replace('_', ' ')}` : '') +
+    ` — now ${fmtNum(b.running_requests, 1)} running and ${fmtNum(b.gen_throughput_tok_s)} tok/s.`;
+  out.dataset.tokS = String(p.gen_throughput_tok_s);
 }
 
 async function copyText(text, button) {
@@ -333,6 +429,8 @@ async function main() {
     if (state.busy) state.worker.postMessage({ type: 'cancel', id: state.jobId });
   });
   $('source').addEventListener('change', drawCharts);
+  for (const id of ['wi-kv', 'wi-cap', 'wi-clients']) $(id).addEventListener('input', updateWhatIf);
+  $('wi-reset').addEventListener('click', () => { if (state.report) setupWhatIf(state.report); });
   $('export-json').addEventListener('click', () => {
     if (state.json) download(new Blob([state.json], { type: 'application/json' }), `${baseName()}.batchlens.json`);
   });

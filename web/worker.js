@@ -11,11 +11,19 @@ ready.then(
 );
 
 let current = null; // { id, cancelled }
+let finished = null; // { id, session }: the last report, kept for what-if predictions
 
 self.onmessage = (e) => {
   const m = e.data;
   if (m.type === 'cancel') {
     if (current && current.id === m.id) current.cancelled = true;
+  } else if (m.type === 'whatif') {
+    let json = 'null';
+    let error = null;
+    try {
+      if (finished && finished.id === m.id) json = finished.session.what_if(m.changes);
+    } catch (err) { error = String(err && err.message || err); }
+    postMessage({ type: 'whatif', id: m.id, seq: m.seq, json, error });
   } else if (m.type === 'read') {
     if (current) current.cancelled = true;
     const job = { id: m.id, cancelled: false };
@@ -49,6 +57,8 @@ async function read(job, blob) {
     }
     const json = session.finish();
     const markdown = session.markdown();
+    if (finished) { try { finished.session.free(); } catch (_) { /* already gone */ } }
+    finished = { id: job.id, session };
     postMessage({ type: 'done', id: job.id, json, markdown, seconds: (performance.now() - started) / 1000 });
   } catch (err) {
     // An error mid-way: report what was read so far, if the session can still say.
@@ -57,6 +67,8 @@ async function read(job, blob) {
     try { json = session.finish(); markdown = session.markdown(); } catch (_) { /* unusable */ }
     postMessage({ type: 'error', id: job.id, message: String(err && err.message || err), bytes: offset, json, markdown });
   } finally {
-    try { session.free(); } catch (_) { /* already gone */ }
+    if (!finished || finished.session !== session) {
+      try { session.free(); } catch (_) { /* already gone */ }
+    }
   }
 }

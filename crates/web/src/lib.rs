@@ -133,6 +133,22 @@ impl Session {
         Ok(render::text(self.report()?, false))
     }
 
+    /// Predicted effect of configuration changes (after `finish()`): `changes` is a
+    /// comma-separated list of `name=value` (`kv_scale=1.5,client_concurrency=80`; names as
+    /// the CLI's `--what-if`). Returns the `what_if` JSON object, or `null` when the log has
+    /// nothing to fit the model to.
+    pub fn what_if(&self, changes: &str) -> Result<String, JsError> {
+        let parsed = changes
+            .split(',')
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(batchlens_core::whatif::parse_change)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| JsError::new(&e))?;
+        let w = batchlens_core::whatif::predict(self.report()?, &parsed);
+        serde_json::to_string(&w).map_err(|e| JsError::new(&e.to_string()))
+    }
+
     /// Draws one chart (`throughput`, `concurrency`, `kv_usage`, `prefill`) on the canvas with this id.
     pub fn draw(&self, canvas_id: &str, chart: &str, dark: bool) -> Result<(), JsError> {
         let data = ChartData::from_report(self.report()?);
@@ -245,5 +261,23 @@ mod tests {
         s.feed(&LOG[40..]).unwrap();
         assert_eq!(s.finish().unwrap(), expected);
         assert_eq!(s.bytes_read(), LOG.len() as f64);
+    }
+
+    #[test]
+    fn what_if_predicts_from_the_finished_report() {
+        let log = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/sglang-kv-bound.log"
+        ))
+        .unwrap();
+        let mut s = Session::new();
+        s.feed(&log).unwrap();
+        s.finish().unwrap();
+        let base: serde_json::Value = serde_json::from_str(&s.what_if("").unwrap()).unwrap();
+        let more: serde_json::Value =
+            serde_json::from_str(&s.what_if("kv_scale=2").unwrap()).unwrap();
+        let tok = |v: &serde_json::Value| v["predicted"]["gen_throughput_tok_s"].as_f64().unwrap();
+        assert!(tok(&more) > tok(&base) * 1.2, "{more} vs {base}");
+        assert_eq!(more["changes"][0]["parameter"], "kv_scale");
     }
 }
