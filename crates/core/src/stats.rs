@@ -5,8 +5,6 @@
 //! (relative error < 0.4 %). Keying on bits instead of `ln` keeps the result
 //! identical on every platform.
 
-use std::collections::BTreeMap;
-
 use crate::report::Distribution;
 use crate::round::sig;
 
@@ -20,7 +18,61 @@ pub struct Stream {
     sum: f64,
     max: f64,
     exact: Vec<f64>,
-    hist: BTreeMap<u32, u64>,
+    hist: Hist,
+}
+
+/// Dense counts over a contiguous key range (values cluster within a few decades,
+/// so this stays small; it grows at either end as needed).
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Hist {
+    /// Values of zero (and anything that rounds to it), kept apart so the dense
+    /// range does not have to reach down to key 0.
+    zeros: u64,
+    base: u32,
+    counts: Vec<u64>,
+}
+
+/// Keys outside [1e-9, 1e12] are clamped to it: the range, and so the memory, stays
+/// bounded (≤ 18K buckets) whatever values a hostile log holds. `max` stays exact.
+fn clamp_key(k: u32) -> u32 {
+    k.clamp(key(1e-9), key(1e12))
+}
+
+impl Hist {
+    fn is_empty(&self) -> bool {
+        self.counts.is_empty() && self.zeros == 0
+    }
+
+    fn bump(&mut self, k: u32) {
+        if k == 0 {
+            self.zeros += 1;
+            return;
+        }
+        let k = clamp_key(k);
+        if self.counts.is_empty() {
+            self.base = k;
+            self.counts.push(0);
+        } else if k < self.base {
+            let grow = (self.base - k) as usize;
+            self.counts.splice(0..0, std::iter::repeat_n(0, grow));
+            self.base = k;
+        } else if (k - self.base) as usize >= self.counts.len() {
+            self.counts.resize((k - self.base) as usize + 1, 0);
+        }
+        self.counts[(k - self.base) as usize] += 1;
+    }
+
+    /// Non-empty buckets in key order.
+    fn iter(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        let zeros = (self.zeros > 0).then_some((0, self.zeros));
+        zeros.into_iter().chain(
+            self.counts
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| **c > 0)
+                .map(move |(i, c)| (self.base + i as u32, *c)),
+        )
+    }
 }
 
 fn key(v: f64) -> u32 {
@@ -52,10 +104,10 @@ impl Stream {
             self.exact.push(v);
             return;
         }
-        for x in self.exact.drain(..) {
-            *self.hist.entry(key(x)).or_insert(0) += 1;
+        for x in std::mem::take(&mut self.exact) {
+            self.hist.bump(key(x));
         }
-        *self.hist.entry(key(v)).or_insert(0) += 1;
+        self.hist.bump(key(v));
     }
 
     pub fn count(&self) -> u64 {
@@ -87,10 +139,10 @@ impl Stream {
         }
         let target = (q.clamp(0.0, 1.0) * (self.n - 1) as f64).round() as u64;
         let mut seen = 0u64;
-        for (k, c) in &self.hist {
+        for (k, c) in self.hist.iter() {
             seen += c;
             if seen > target {
-                return Some(unkey(*k).min(self.max));
+                return Some(unkey(k).min(self.max));
             }
         }
         Some(self.max)
@@ -132,6 +184,26 @@ mod tests {
         assert!((p50 - 500.0).abs() / 500.0 < 0.005, "p50 {p50}");
         assert!((p90 - 900.0).abs() / 900.0 < 0.005, "p90 {p90}");
         assert_eq!(s.max(), Some(1000.0));
-        assert!(s.hist.len() < 2500);
+        assert!(s.hist.counts.len() < 5000);
+    }
+
+    #[test]
+    fn zeros_and_extreme_values_keep_the_histogram_small() {
+        let mut s = Stream::default();
+        for i in 0..10_000u32 {
+            s.add(match i % 4 {
+                0 => 0.0,
+                1 => 1e-300,
+                2 => 1e300,
+                _ => 5.0,
+            });
+        }
+        assert!(s.hist.counts.len() < 20_000, "{}", s.hist.counts.len());
+        assert_eq!(s.quantile(0.0), Some(0.0));
+        assert_eq!(s.max(), Some(1e300));
+        // Tiny values land in the lowest bucket, not at zero and not lost.
+        let p30 = s.quantile(0.3).unwrap();
+        assert!(p30 > 0.0 && p30 < 1e-8, "{p30}");
+        assert!((s.quantile(0.6).unwrap() - 5.0).abs() < 0.05);
     }
 }

@@ -66,6 +66,13 @@ struct Head {
     v1: bool,
 }
 
+fn is_access_line(line: &[u8]) -> bool {
+    static HTTP: std::sync::OnceLock<memmem::Finder<'static>> = std::sync::OnceLock::new();
+    HTTP.get_or_init(|| memmem::Finder::new(b" HTTP/1."))
+        .find(line)
+        .is_some()
+}
+
 fn has(line: &[u8], pat: &[u8]) -> bool {
     memmem::find(line, pat).is_some()
 }
@@ -756,6 +763,11 @@ impl LineParser for VllmParser {
     fn parse(&mut self, line: &[u8], no: u64, last_chance: bool, out: &mut Vec<Record>) -> Outcome {
         if let Some(o) = self.parse_stats(line, no, last_chance, out) {
             return o;
+        }
+        // HTTP access lines are the commonest non-stats lines of every engine; they are
+        // common.rs's to label, so skip the searches below for them.
+        if is_access_line(line) {
+            return Outcome::NotMine;
         }
         let Some(msg) = self.message(line) else {
             return self.untagged(line, no, out);
