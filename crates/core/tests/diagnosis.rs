@@ -261,3 +261,32 @@ fn every_finding_has_evidence_and_every_action_a_flag() {
         }
     }
 }
+
+/// Two DP ranks, each with its own scheduler and `max_running_requests=48`.
+fn two_rank_log(running_per_rank: u32) -> String {
+    let mut s = String::from("[2026-01-01 00:00:00 DP0 TP0] max_total_num_tokens=400000, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=48, context_len=32768, available_gpu_mem=12.00 GB\n");
+    for i in 0..300u32 {
+        let (m, sec) = (i / 60, i % 60);
+        for dp in 0..2 {
+            s.push_str(&format!(
+                "[2026-01-01 00:{m:02}:{sec:02} DP{dp} TP{dp}] Decode batch, #running-req: {running_per_rank}, #token: 60000, token usage: 0.15, cuda graph: True, gen throughput (token/s): 900.00, #queue-req: 30\n"
+            ));
+        }
+    }
+    s
+}
+
+#[test]
+fn the_running_cap_is_per_dp_rank() {
+    // 40 per rank is below each rank's cap of 48, though the sum (80) is above it.
+    let r = common::analyze(two_rank_log(40).as_bytes());
+    assert_ne!(primary(&r), Kind::RunningRequestLimit);
+    // 48 per rank with a queue: the cap binds.
+    let r = common::analyze(two_rank_log(48).as_bytes());
+    assert_eq!(primary(&r), Kind::RunningRequestLimit);
+    assert!(
+        flags(&r)[0].starts_with("--max-running-requests "),
+        "{:?}",
+        flags(&r)
+    );
+}

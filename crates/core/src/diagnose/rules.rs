@@ -130,7 +130,15 @@ impl<'a> Ctx<'a> {
 /// The configured cap when the run reaches it, else a hard plateau at a round number.
 fn running_cap(r: &Report, w: &Window) -> (Option<f64>, bool) {
     if let Some(c) = r.config.max_running_requests {
-        return (Some(c as f64), false);
+        // The cap is per scheduler: each SGLang DP rank and each vLLM engine has its
+        // own, while the running count is summed over them.
+        let ranks = r
+            .sources
+            .iter()
+            .filter(|s| !s.source.is_empty() && s.source != "aggregated")
+            .count()
+            .max(1);
+        return (Some(c as f64 * ranks as f64), false);
     }
     let (Some(max), Some(p50)) = (w.running_max, w.running_p50) else {
         return (None, false);
