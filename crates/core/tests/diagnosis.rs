@@ -290,3 +290,18 @@ fn the_running_cap_is_per_dp_rank() {
         flags(&r)
     );
 }
+
+#[test]
+fn prefill_heavy_runs_stay_prefill_heavy_across_seeds() {
+    for seed in 1..=3 {
+        let mut cfg = SimConfig::preset("prefill_heavy").unwrap();
+        cfg.seed = seed;
+        let (r, _) = run(&cfg);
+        assert_eq!(
+            primary(&r),
+            Kind::PrefillHeavy,
+            "seed {seed}: {}",
+            r.diagnosis.as_ref().unwrap().primary.headline
+        );
+    }
+}

@@ -111,7 +111,10 @@ impl<'a> Ctx<'a> {
     /// well before `token usage` reaches 1.
     pub fn kv_bound_threshold(&self) -> f64 {
         if self.sglang {
-            0.5
+            // The reservation is for future output tokens: large when outputs are long
+            // (the threshold drops to 0.5), small when prompts dwarf outputs (0.85).
+            let share = self.facts.prefill_token_share.unwrap_or(0.0);
+            0.5 + 0.35 * ((share - 0.5) / 0.45).clamp(0.0, 1.0)
         } else {
             0.75
         }
@@ -335,7 +338,12 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
             .summary
             .gen_throughput_tok_s
             .is_some_and(|g| g.max < 1.0);
-    if waiting && !at_cap && kv.is_none_or(|u| u < kv_thr) {
+    let starved = c.has_decode && c.stat_lines >= 20 && prefill_time_dominates(c);
+    if starved && waiting {
+        // Prompts dwarf outputs: prefill takes nearly all the time, so decode is starved
+        // and requests pile up (and hold the pool) whatever the pool's size.
+        out.push(prefill(c, confidence(c, 0.95)));
+    } else if waiting && !at_cap && kv.is_none_or(|u| u < kv_thr) {
         let conf = 0.6 + if prefill_dominated { 0.2 } else { 0.0 };
         out.push(prefill(c, confidence(c, conf)));
     } else if !c.has_decode && c.prefill_lines > 0 {
@@ -347,7 +355,7 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
         }
     } else if stalled {
         out.push(prefill(c, confidence(c, 0.5)));
-    } else if !waiting && c.has_decode && c.stat_lines >= 20 && prefill_time_dominates(c) {
+    } else if starved {
         // Nothing waits, but long prompts take most of the server's time: decode is starved.
         out.push(prefill(c, confidence(c, 0.7)));
     }
@@ -613,32 +621,36 @@ fn prefill(c: &Ctx, confidence: f64) -> Finding {
     if let Some(e) = kv_evidence(c) {
         evidence.push(e);
     }
+    let stalled =
+        c.r.summary
+            .gen_throughput_tok_s
+            .is_some_and(|g| g.max < 1.0);
     let headline = if !c.has_decode {
         format!(
             "Prefill is all the log shows: {} prefill batches, {} requests waiting on average, no decode lines — prompt processing is where the time goes",
             num(c.prefill_lines as f64),
             num(c.queued())
         )
-    } else if c.waiting() {
+    } else if stalled {
+        format!("Requests are running ({}) but almost no tokens are generated: a long prefill is in progress", num(c.run()))
+    } else if c.stat_lines >= 20 && prefill_time_dominates(c) {
+        format!(
+            "Prefill takes most of the server's time: prompts outweigh generated tokens {}:1, so {} running requests decode at only {} tok/s each{}",
+            num(c.facts.prefill_token_share.map(|s| s / (1.0 - s).max(1e-9)).unwrap_or(0.0)),
+            num(c.run()),
+            num(c.facts.per_request_tok_s.unwrap_or(0.0)),
+            if c.waiting() {
+                format!(" and {} requests wait", num(c.queued()))
+            } else {
+                String::new()
+            }
+        )
+    } else {
         format!(
             "Admission is limited by prefill: {} requests wait while {} run and KV is only {} used",
             num(c.queued()),
             num(c.run()),
             c.kv().map(pct).unwrap_or_else(|| "lightly".into())
-        )
-    } else if c
-        .r
-        .summary
-        .gen_throughput_tok_s
-        .is_some_and(|g| g.max < 1.0)
-    {
-        format!("Requests are running ({}) but almost no tokens are generated: a long prefill is in progress", num(c.run()))
-    } else {
-        format!(
-            "Prefill takes most of the server's time: prompts outweigh generated tokens {}:1, so {} running requests decode at only {} tok/s each",
-            num(c.facts.prefill_token_share.map(|s| s / (1.0 - s).max(1e-9)).unwrap_or(0.0)),
-            num(c.run()),
-            num(c.facts.per_request_tok_s.unwrap_or(0.0))
         )
     };
     Finding {
