@@ -46,6 +46,22 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
     e.finish().unwrap()
 }
 
+/// The JSON report of a run that must succeed (exit 0).
+fn json_report(p: &Path) -> serde_json::Value {
+    let out = bin()
+        .args(["diagnose", "--no-progress", "--format", "json"])
+        .arg(p)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 fn bin() -> Command {
     Command::cargo_bin("batchlens").unwrap()
 }
@@ -143,18 +159,7 @@ fn a_valid_log_exits_0() {
     let d = scratch("valid");
     let f = d.join("server.log");
     std::fs::write(&f, valid_log()).unwrap();
-    let out = bin()
-        .args(["diagnose", "--no-progress", "--format", "json"])
-        .arg(&f)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_report(&f);
     assert_eq!(v["engine"], "sglang");
     assert_eq!(v["input"]["stat_lines"], 3);
 }
@@ -168,18 +173,7 @@ fn gzip_input_reads_like_plain_and_a_corrupt_gz_is_an_input_error() {
     std::fs::write(&plain, &log).unwrap();
     std::fs::write(&gz, gzip(&log)).unwrap();
     let run = |p: &Path| {
-        let out = bin()
-            .args(["diagnose", "--no-progress", "--format", "json"])
-            .arg(p)
-            .output()
-            .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut v = json_report(p);
         assert_eq!(v["input"]["stat_lines"], 20_000);
         // Bytes counted are the decompressed ones in both cases.
         v["input"]["bytes"] = serde_json::Value::Null;
