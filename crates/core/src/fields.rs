@@ -48,9 +48,6 @@ pub fn float(b: &[u8]) -> Option<f64> {
 /// 10^k (k <= 22) is exact, so one division rounds correctly (Clinger's fast
 /// path). Anything else (exponents, long mantissas) returns `None` for the slow path.
 fn plain_decimal(b: &[u8]) -> Option<f64> {
-    const POW10: [f64; 16] = [
-        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-    ];
     let (neg, digits) = match b.first()? {
         b'-' => (true, &b[1..]),
         b'+' => (false, &b[1..]),
@@ -76,8 +73,16 @@ fn plain_decimal(b: &[u8]) -> Option<f64> {
         return None;
     }
     let k = frac.map_or(0, |f| digits.len() - f);
-    let v = m as f64 / POW10[k];
+    let v = decimal(m, k);
     Some(if neg { -v } else { v })
+}
+
+/// `m / 10^k` for `m < 10^15`, `k <= 15`: exact operands, one correctly rounded division.
+pub fn decimal(m: u64, k: usize) -> f64 {
+    const POW10: [f64; 16] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+    ];
+    m as f64 / POW10[k]
 }
 
 /// A value that may end in `%`: returned as a fraction when it does.

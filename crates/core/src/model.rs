@@ -8,6 +8,10 @@ use serde::Serialize;
 
 use crate::time::Stamp;
 
+/// A source label (`DP3`, `Engine 001`), shared between the samples of a source:
+/// a busy log prints millions of samples and only a handful of sources.
+pub type SourceName = std::sync::Arc<str>;
+
 /// Which part of the engine's loop a stats line describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -28,7 +32,7 @@ pub struct Sample {
     /// The timestamp as printed; the timeline places it on a monotone clock.
     pub stamp: Option<Stamp>,
     /// Source (rank or engine) label, e.g. `DP3 TP3`, `Engine 001`; empty for a single source.
-    pub source: String,
+    pub source: SourceName,
     pub kind: Option<SampleKind>,
     pub running: Option<u32>,
     pub queued: Option<u32>,

@@ -8,10 +8,12 @@ use std::sync::OnceLock;
 use memchr::memmem::{self, Finder};
 
 use super::prefix::last_stamp;
+use super::prefix_cache::PrefixCache;
+use super::sglang_fields::{apply_field, plain_fields};
 use super::{Engine, LineParser, Outcome};
 use crate::config::{py_str, python_pairs};
-use crate::fields::{boolean, float, fraction_or_percent, trim, uint, uint32};
-use crate::model::{ConfigItem, Event, EventKind, Record, Sample, SampleKind};
+use crate::fields::{boolean, float, trim, uint, uint32};
+use crate::model::{ConfigItem, Event, EventKind, Record, Sample, SampleKind, SourceName};
 use crate::time::Stamp;
 
 /// Records found in one line; more than one only when newlines went missing.
@@ -155,18 +157,11 @@ fn any(fs: &[Finder<'static>], line: &[u8]) -> bool {
     fs.iter().any(|f| f.find(line).is_some())
 }
 
-/// Non-overlapping occurrences of a two-byte separator (`, `, `. `, `: `),
-/// like `memmem::find_iter` but without building a searcher per call.
+/// The first two-byte separator (`, `, `. `, `: `) in a field list. Fields are a
+/// few bytes long, so a plain scan beats setting up a vector search per field.
 fn find_sep(hay: &[u8], sep: [u8; 2]) -> Option<usize> {
-    let mut from = 0;
-    while let Some(i) = memchr::memchr(sep[0], &hay[from..]) {
-        let at = from + i;
-        if hay.get(at + 1) == Some(&sep[1]) {
-            return Some(at);
-        }
-        from = at + 1;
-    }
-    None
+    hay.windows(2)
+        .position(|w| w[0] == sep[0] && w[1] == sep[1])
 }
 
 pub struct SglangParser {
@@ -174,7 +169,9 @@ pub struct SglangParser {
     /// Headers of the line being read (reused: no allocation per line).
     hdrs: Vec<Found>,
     /// Recent retraction lines, to count once what every TP rank prints.
-    recent_events: Vec<(String, i64, u64)>,
+    recent_events: Vec<(SourceName, i64, u64)>,
+    /// Rank tokens by their text: a handful of distinct texts in millions of lines.
+    ranks: PrefixCache<Ranks>,
 }
 
 impl Default for SglangParser {
@@ -183,6 +180,7 @@ impl Default for SglangParser {
             batch: memmem::Finder::new(b"batch"),
             hdrs: Vec::new(),
             recent_events: Vec::new(),
+            ranks: PrefixCache::default(),
         }
     }
 }
@@ -192,32 +190,42 @@ impl Default for SglangParser {
 pub struct PrefixInfo {
     pub stamp: Option<Stamp>,
     /// `DP3` when the line carries a DP rank, else empty.
-    pub dp: String,
+    pub dp: SourceName,
     /// Tensor-parallel rank, when printed.
     pub tp: Option<u32>,
 }
 
 /// Reads timestamp and rank tokens from the text before the message.
 pub fn read_prefix(p: &[u8]) -> PrefixInfo {
-    let mut info = PrefixInfo::default();
-    let tail_from = match last_stamp(p) {
-        Some(f) => {
-            info.stamp = Some(f.stamp);
-            f.end
-        }
-        None => 0,
+    read_prefix_with(p, rank_tokens)
+}
+
+/// [`read_prefix`], with the rank tokens read through `ranks` (a cache on the hot path).
+fn read_prefix_with(p: &[u8], ranks: impl FnOnce(&[u8]) -> Ranks) -> PrefixInfo {
+    let (stamp, tail_from) = match last_stamp(p) {
+        Some(f) => (Some(f.stamp), f.end),
+        None => (None, 0),
     };
     // Rank tokens follow the time inside the same bracket: ` DP0 TP0 EP0`, or `[gpu=0]`.
     let tail = &p[tail_from..];
     let close = memchr::memchr(b']', tail).unwrap_or(tail.len());
-    for tok in tail[..close].split(|&c| c == b' ' || c == b'[') {
+    let (dp, tp) = ranks(&tail[..close]);
+    PrefixInfo { stamp, dp, tp }
+}
+
+/// DP label and TP rank.
+type Ranks = (SourceName, Option<u32>);
+
+fn rank_tokens(tail: &[u8]) -> Ranks {
+    let (mut dp, mut tp) = (SourceName::default(), None);
+    for tok in tail.split(|&c| c == b' ' || c == b'[') {
         if let Some(n) = tok.strip_prefix(b"DP").and_then(uint32) {
-            info.dp = dp_label(n);
+            dp = dp_label(n).into();
         } else if let Some(n) = tok.strip_prefix(b"TP").and_then(uint32) {
-            info.tp = Some(n);
+            tp = Some(n);
         }
     }
-    info
+    (dp, tp)
 }
 
 /// `DP{n}` without the formatting machinery (one small allocation per record).
@@ -297,7 +305,7 @@ impl SglangParser {
         let o = if hs.is_empty() {
             None
         } else {
-            read_records(&hs, line, no, last_chance, out)
+            read_records(&hs, line, no, last_chance, &mut self.ranks, out)
         };
         self.hdrs = hs;
         o
@@ -310,6 +318,7 @@ fn read_records(
     line: &[u8],
     no: u64,
     last_chance: bool,
+    ranks: &mut PrefixCache<Ranks>,
     out: &mut Vec<Record>,
 ) -> Option<Outcome> {
     let mut full = 0;
@@ -320,7 +329,7 @@ fn read_records(
             Some(next) => cut_before_prefix(line, h.end, next.start),
             None => line.len(),
         };
-        let prefix = read_prefix(&line[seg_start..h.start]);
+        let prefix = read_prefix_with(&line[seg_start..h.start], |t| ranks.get(t, rank_tokens));
         let body = &line[h.end..body_end];
         let is_last = k + 1 == hs.len();
         let (sample, complete, truncated) = read_body(h.kind, body, no, prefix);
@@ -371,13 +380,13 @@ impl SglangParser {
             line: no,
             stamp: prefix.stamp,
             clock_s: None,
-            source: prefix.dp,
+            source: prefix.dp.to_string(),
             kind: EventKind::Retraction { requests },
         }));
         Some(Outcome::Other("retraction"))
     }
 
-    fn remember(&mut self, key: (String, i64, u64)) {
+    fn remember(&mut self, key: (SourceName, i64, u64)) {
         if self.recent_events.len() >= 32 {
             self.recent_events.remove(0);
         }
@@ -406,7 +415,7 @@ impl SglangParser {
             line: no,
             stamp: prefix.stamp,
             clock_s: None,
-            source: prefix.dp,
+            source: prefix.dp.to_string(),
             kind,
         }));
         Some(Outcome::Other(label))
@@ -452,6 +461,7 @@ fn read_body(kind: Header, body: &[u8], no: u64, prefix: PrefixInfo) -> (Sample,
         }
     }
     // Pre-0.3.6 mixed chunk: "(mixed #running-req: N)".
+    let mixed = b.starts_with(b"(mixed #running-req: ");
     if let Some(rest) = b.strip_prefix(b"(mixed #running-req: ") {
         if let Some(e) = memchr::memchr(b')', rest) {
             s.running = uint32(&rest[..e]);
@@ -471,6 +481,19 @@ fn read_body(kind: Header, body: &[u8], no: u64, prefix: PrefixInfo) -> (Sample,
     let mut cut_short = false;
     let trimmed = trim(b);
     let trimmed = trimmed.strip_suffix(b",").unwrap_or(trimmed);
+    if sep == *b", " && !mixed && plain_fields(trimmed, &mut s) {
+        return finish_body(kind, s, true, false);
+    }
+    if !mixed {
+        // The plain reading stopped part-way: start again from a clean sample.
+        s = Sample {
+            line: s.line,
+            source: std::mem::take(&mut s.source),
+            stamp: s.stamp,
+            kind: s.kind,
+            ..Sample::default()
+        };
+    }
     let mut from = 0;
     loop {
         let (seg, last) = match find_sep(&trimmed[from..], sep) {
@@ -508,6 +531,12 @@ fn read_body(kind: Header, body: &[u8], no: u64, prefix: PrefixInfo) -> (Sample,
             break;
         }
     }
+    finish_body(kind, s, ok, cut_short)
+}
+
+/// Whether the fields every record of its kind carries were read; returns
+/// (sample, read in full, ends cut short).
+fn finish_body(kind: Header, s: Sample, mut ok: bool, mut cut_short: bool) -> (Sample, bool, bool) {
     let required = match kind {
         Header::Decode => s.running.is_some() && s.gen_tok_s.is_some(),
         Header::Prefill | Header::NewFill => {
@@ -520,45 +549,6 @@ fn read_body(kind: Header, body: &[u8], no: u64, prefix: PrefixInfo) -> (Sample,
         cut_short = true;
     }
     (s, ok, cut_short)
-}
-
-/// Sets the sample field a key names. Returns false when the value cannot be read.
-fn apply_field(s: &mut Sample, key: &[u8], val: &[u8]) -> bool {
-    // Hybrid 0.4.9 blocks print `full=N` / `full=F`.
-    let val = val.strip_prefix(b"full=").unwrap_or(val);
-    macro_rules! set {
-        ($field:ident, $parse:expr) => {{
-            match $parse(val) {
-                Some(v) => {
-                    s.$field = Some(v);
-                    true
-                }
-                None => false,
-            }
-        }};
-    }
-    match key {
-        b"#running-req" | b"#running_req" => set!(running, uint32),
-        b"#queue-req" | b"#remaining_req" => set!(queued, uint32),
-        b"#token" | b"#full token" => set!(kv_tokens, uint),
-        b"token usage" | b"full token usage" => set!(kv_usage, fraction_or_percent),
-        b"gen throughput (token/s)" => set!(gen_tok_s, float),
-        b"input throughput (token/s)" => set!(input_tok_s, float),
-        b"#new-seq" | b"#seq" => set!(new_seqs, uint32),
-        b"#new-token" | b"#new_token" => set!(prefill_tokens, uint),
-        b"#cached-token" | b"#cached_token" => set!(cached_tokens, uint),
-        b"cache hit rate" | b"tree_cache_hit_rate" => set!(prefix_hit, fraction_or_percent),
-        b"#pending-token" => set!(pending_tokens, uint),
-        b"accept len" => set!(accept_len, float),
-        b"cuda graph" | b"cpu graph" | b"npu graph" | b"musa graph" => set!(graph, boolean),
-        b"#retracted-req" => set!(preempted, uint32),
-        // A field we do not use: fine as long as it reads as a value.
-        _ => is_value(val),
-    }
-}
-
-fn is_value(v: &[u8]) -> bool {
-    !v.is_empty() && (fraction_or_percent(v).is_some() || boolean(v).is_some() || v.contains(&b'='))
 }
 
 /// Config items from startup lines.
@@ -777,7 +767,7 @@ mod tests {
     #[test]
     fn dp_rank_is_the_source_and_swa_blocks_read() {
         let s = sample("[2026-05-24 03:51:45 DP3 TP3 EP3] Decode batch, #running-req: 4, #full token: 2642688, full token usage: 1.00, #swa token: 14592, swa token usage: 0.06, cuda graph: True, gen throughput (token/s): 429.52, #queue-req: 3");
-        assert_eq!(s.source, "DP3");
+        assert_eq!(&*s.source, "DP3");
         assert_eq!(s.kv_tokens, Some(2642688));
         assert_eq!(s.kv_usage, Some(1.0));
         let s = sample("[2025-07-01 00:00:00 TP0] Decode batch. #running-req: 3, #token: full=100, swa=50, token usage: full=0.50, swa=0.20, cuda graph: True, gen throughput (token/s): 10.00, #queue-req: 0");

@@ -372,7 +372,7 @@ impl VllmParser {
             let s = Sample {
                 line: no,
                 stamp,
-                source: h.source.clone(),
+                source: h.source.as_str().into(),
                 kind: Some(SampleKind::Interval),
                 ..Sample::default()
             };
@@ -425,7 +425,7 @@ impl VllmParser {
         out.push(Record::Sample(Sample {
             line: no,
             stamp: last_stamp(&line[..msg_at]).map(|f| f.stamp),
-            source,
+            source: source.into(),
             kind: Some(SampleKind::Interval),
             damaged: true,
             ..Sample::default()
@@ -840,7 +840,7 @@ mod tests {
             assert_eq!(s.gen_tok_s, Some(41.7));
             assert_eq!(s.input_tok_s, Some(0.0));
             assert_eq!(s.kind, Some(SampleKind::Interval));
-            assert_eq!(s.source, "");
+            assert_eq!(&*s.source, "");
             let st = s.stamp.unwrap();
             assert_eq!((st.year, st.month, st.day), (None, Some(1), Some(22)));
         }
@@ -850,7 +850,7 @@ mod tests {
     fn v1_line_with_every_optional_part() {
         let s = sample("(APIServer pid=7) INFO 11-30 12:00:10 [loggers.py:330] Engine 000: Avg prompt throughput: 812.4 tokens/s, Avg generation throughput: 1530.2 tokens/s, Running: 64 reqs, Waiting: 12 reqs, Deferred: 2 reqs, KV fetch: 1 waiting to start, 2 in progress, 0 completed waiting, Preemptions: 3, GPU KV cache usage: 99.1%, Prefix cache hit rate: 12.5%, External prefix cache hit rate: 100.0%, MM cache hit rate: 0.0%");
         assert!(!s.damaged);
-        assert_eq!(s.source, "Engine 000");
+        assert_eq!(&*s.source, "Engine 000");
         assert_eq!(
             (s.running, s.queued, s.preempted),
             (Some(64), Some(12), Some(3))
@@ -860,7 +860,7 @@ mod tests {
         assert_eq!(s.input_tok_s, Some(812.4));
         let s = sample("INFO 11-30 12:00:10 [loggers.py:330] 2 Engines Aggregated: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 4 reqs, Waiting: 0 reqs, XPU KV cache usage: 50.0%");
         assert!(!s.damaged);
-        assert_eq!(s.source, "aggregated");
+        assert_eq!(&*s.source, "aggregated");
         assert_eq!(s.kv_usage, Some(0.5));
         // A CPU backend's pool is the `CPU KV cache usage` part in V1.
         let s = sample("INFO 11-30 12:00:10 [loggers.py:330] Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 4 reqs, Waiting: 0 reqs, CPU KV cache usage: 40.0%");
@@ -924,7 +924,7 @@ mod tests {
             panic!()
         };
         assert_eq!((a.running, b.running), (Some(8), Some(9)));
-        assert_eq!(b.source, "Engine 001");
+        assert_eq!(&*b.source, "Engine 001");
         assert_eq!(
             b.stamp.unwrap().second_of_day,
             (6 * 3600 + 41 * 60 + 19) as f64

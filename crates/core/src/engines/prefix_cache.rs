@@ -1,0 +1,103 @@
+//! Memoised reading of line prefixes (rank tokens and the like).
+//!
+//! A busy log repeats the same prefix (`[2026-05-07 13:40:01 DP0 TP0 EP0] `)
+//! on every line of a second and rank; reading it once per distinct text
+//! instead of once per line takes the timestamp and rank scan off the hot path.
+//! The reader is a pure function of the bytes, so a hit returns exactly what a
+//! fresh read would.
+
+/// Distinct prefixes remembered: ranks interleave within a second, so a few
+/// times the usual rank count.
+const SLOTS: usize = 16;
+/// Longer prefixes are read every time (collector-wrapped lines are rare).
+const MAX_KEY: usize = 128;
+
+pub struct PrefixCache<T> {
+    keys: Vec<Vec<u8>>,
+    values: Vec<T>,
+    next: usize,
+    last_hit: usize,
+}
+
+impl<T> Default for PrefixCache<T> {
+    fn default() -> Self {
+        PrefixCache {
+            keys: Vec::new(),
+            values: Vec::new(),
+            next: 0,
+            last_hit: 0,
+        }
+    }
+}
+
+impl<T: Clone> PrefixCache<T> {
+    /// `read(key)`, remembered.
+    pub fn get(&mut self, key: &[u8], read: impl FnOnce(&[u8]) -> T) -> T {
+        if key.len() > MAX_KEY {
+            return read(key);
+        }
+        let n = self.keys.len();
+        for k in 0..n {
+            // Start where the last hit was: consecutive lines share prefixes.
+            let i = (self.last_hit + k) % n;
+            if self.keys[i] == key {
+                self.last_hit = i;
+                return self.values[i].clone();
+            }
+        }
+        let v = read(key);
+        if n < SLOTS {
+            self.keys.push(key.to_vec());
+            self.values.push(v.clone());
+            self.last_hit = n;
+        } else {
+            let i = self.next;
+            self.next = (self.next + 1) % SLOTS;
+            self.keys[i].clear();
+            self.keys[i].extend_from_slice(key);
+            self.values[i] = v.clone();
+            self.last_hit = i;
+        }
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hits_return_what_a_read_gives_and_misses_read() {
+        let mut c = PrefixCache::default();
+        let mut reads = 0;
+        for round in 0..3 {
+            for i in 0..(SLOTS + 4) {
+                let key = vec![b'a'; i + 1];
+                let got = c.get(&key, |k| {
+                    reads += 1;
+                    k.len()
+                });
+                assert_eq!(got, i + 1, "round {round}");
+            }
+        }
+        // More distinct keys than slots: later rounds read again, and stay right.
+        assert!(reads > SLOTS + 4);
+        let long = vec![b'x'; MAX_KEY + 1];
+        assert_eq!(c.get(&long, |k| k.len()), MAX_KEY + 1);
+    }
+
+    #[test]
+    fn a_repeated_prefix_is_read_once() {
+        let mut c = PrefixCache::default();
+        let mut reads = 0;
+        for _ in 0..100 {
+            for key in [&b"[a DP0] "[..], b"[a DP1] "] {
+                c.get(key, |k| {
+                    reads += 1;
+                    k.to_vec()
+                });
+            }
+        }
+        assert_eq!(reads, 2);
+    }
+}

@@ -1,0 +1,294 @@
+//! SGLang stats fields: which sample field each key sets and how its value reads,
+//! shared by the general reader and the one-pass reader of the common layout.
+
+use crate::fields::{boolean, decimal, float, fraction_or_percent, uint, uint32};
+use crate::model::Sample;
+
+/// The sample field a key sets.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Slot {
+    Running,
+    Queued,
+    KvTokens,
+    KvUsage,
+    Gen,
+    Input,
+    NewSeqs,
+    PrefillTokens,
+    Cached,
+    PrefixHit,
+    Pending,
+    AcceptLen,
+    Graph,
+    Preempted,
+    /// A field we do not use: fine as long as it reads as a value.
+    Unused,
+}
+
+fn slot(key: &[u8]) -> Slot {
+    match key {
+        b"#running-req" | b"#running_req" => Slot::Running,
+        b"#queue-req" | b"#remaining_req" => Slot::Queued,
+        b"#token" | b"#full token" => Slot::KvTokens,
+        b"token usage" | b"full token usage" => Slot::KvUsage,
+        b"gen throughput (token/s)" => Slot::Gen,
+        b"input throughput (token/s)" => Slot::Input,
+        b"#new-seq" | b"#seq" => Slot::NewSeqs,
+        b"#new-token" | b"#new_token" => Slot::PrefillTokens,
+        b"#cached-token" | b"#cached_token" => Slot::Cached,
+        b"cache hit rate" | b"tree_cache_hit_rate" => Slot::PrefixHit,
+        b"#pending-token" => Slot::Pending,
+        b"accept len" => Slot::AcceptLen,
+        b"cuda graph" | b"cpu graph" | b"npu graph" | b"musa graph" => Slot::Graph,
+        b"#retracted-req" => Slot::Preempted,
+        _ => Slot::Unused,
+    }
+}
+
+/// A value as read from the text.
+#[derive(Clone, Copy)]
+enum Value {
+    Int(u64),
+    Float(f64),
+    Bool(bool),
+}
+
+/// Stores a value into the slot's field, if it has the slot's type.
+fn store(s: &mut Sample, slot: Slot, v: Value) -> bool {
+    match (slot, v) {
+        (Slot::Running | Slot::Queued | Slot::NewSeqs | Slot::Preempted, Value::Int(n)) => {
+            let Ok(n) = u32::try_from(n) else {
+                return false;
+            };
+            let field = match slot {
+                Slot::Running => &mut s.running,
+                Slot::Queued => &mut s.queued,
+                Slot::NewSeqs => &mut s.new_seqs,
+                _ => &mut s.preempted,
+            };
+            *field = Some(n);
+        }
+        (Slot::KvTokens | Slot::PrefillTokens | Slot::Cached | Slot::Pending, Value::Int(n)) => {
+            let field = match slot {
+                Slot::KvTokens => &mut s.kv_tokens,
+                Slot::PrefillTokens => &mut s.prefill_tokens,
+                Slot::Cached => &mut s.cached_tokens,
+                _ => &mut s.pending_tokens,
+            };
+            *field = Some(n);
+        }
+        (
+            Slot::KvUsage | Slot::PrefixHit | Slot::Gen | Slot::Input | Slot::AcceptLen,
+            Value::Float(f),
+        ) => {
+            let field = match slot {
+                Slot::KvUsage => &mut s.kv_usage,
+                Slot::PrefixHit => &mut s.prefix_hit,
+                Slot::Gen => &mut s.gen_tok_s,
+                Slot::Input => &mut s.input_tok_s,
+                _ => &mut s.accept_len,
+            };
+            *field = Some(f);
+        }
+        (Slot::Graph, Value::Bool(b)) => s.graph = Some(b),
+        _ => return false,
+    }
+    true
+}
+
+/// Sets the sample field a key names. Returns false when the value cannot be read.
+pub(super) fn apply_field(s: &mut Sample, key: &[u8], val: &[u8]) -> bool {
+    // Hybrid 0.4.9 blocks print `full=N` / `full=F`.
+    let val = val.strip_prefix(b"full=").unwrap_or(val);
+    let slot = slot(key);
+    let v = match slot {
+        Slot::Running | Slot::Queued | Slot::NewSeqs | Slot::Preempted => {
+            uint32(val).map(|n| Value::Int(n as u64))
+        }
+        Slot::KvTokens | Slot::PrefillTokens | Slot::Cached | Slot::Pending => {
+            uint(val).map(Value::Int)
+        }
+        Slot::KvUsage | Slot::PrefixHit => fraction_or_percent(val).map(Value::Float),
+        Slot::Gen | Slot::Input | Slot::AcceptLen => float(val).map(Value::Float),
+        Slot::Graph => boolean(val).map(Value::Bool),
+        Slot::Unused => return is_value(val),
+    };
+    v.is_some_and(|v| store(s, slot, v))
+}
+
+fn is_value(v: &[u8]) -> bool {
+    !v.is_empty() && (fraction_or_percent(v).is_some() || boolean(v).is_some() || v.contains(&b'='))
+}
+
+/// The common layout read in one pass: `key: value` pairs joined by `, `, keys
+/// free of `,` `:` and padding, values plain (`123`, `0.5`, `12.5%`, `True`).
+/// On that layout the general split finds exactly these pairs and reads these
+/// values (same digits, same division), so the sample is the same; anything
+/// else returns false and the general reading starts again.
+pub(super) fn plain_fields(b: &[u8], s: &mut Sample) -> bool {
+    let mut i = 0;
+    loop {
+        let key_from = i;
+        while i < b.len() && !matches!(b[i], b':' | b',') {
+            i += 1;
+        }
+        let key = &b[key_from..i];
+        if b.get(i) != Some(&b':')
+            || b.get(i + 1) != Some(&b' ')
+            || key.is_empty()
+            || key[0].is_ascii_whitespace()
+            || key[key.len() - 1].is_ascii_whitespace()
+        {
+            return false;
+        }
+        i += 2;
+        let slot = slot(key);
+        let Some((v, end)) = plain_value(b, i, slot) else {
+            return false;
+        };
+        if slot != Slot::Unused && !store(s, slot, v) {
+            return false;
+        }
+        i = end;
+        if i == b.len() {
+            return true;
+        }
+        if b[i] != b',' || b.get(i + 1) != Some(&b' ') {
+            return false;
+        }
+        i += 2;
+    }
+}
+
+/// Digits from `i`: (value, how many, end); at most 15 so the value is exact.
+fn digits(b: &[u8], mut i: usize) -> (u64, usize, usize) {
+    let from = i;
+    let mut v = 0u64;
+    while i < b.len() && b[i].is_ascii_digit() && i - from < 15 {
+        v = v * 10 + (b[i] - b'0') as u64;
+        i += 1;
+    }
+    (v, i - from, i)
+}
+
+/// A plain value at `i` of the type the slot wants, and where it ends.
+fn plain_value(b: &[u8], i: usize, slot: Slot) -> Option<(Value, usize)> {
+    let rest = &b[i..];
+    let first = *rest.first()?;
+    if !first.is_ascii_digit() {
+        // Only words the general reader takes as they are.
+        let word = |w: &[u8], v: bool| rest.starts_with(w).then_some((Value::Bool(v), i + w.len()));
+        return match slot {
+            Slot::Graph | Slot::Unused => word(b"True", true)
+                .or_else(|| word(b"False", false))
+                .or_else(|| word(b"true", true))
+                .or_else(|| word(b"false", false)),
+            _ => None,
+        };
+    }
+    let (int, n, mut end) = digits(b, i);
+    let is_int_slot = matches!(
+        slot,
+        Slot::Running
+            | Slot::Queued
+            | Slot::NewSeqs
+            | Slot::Preempted
+            | Slot::KvTokens
+            | Slot::PrefillTokens
+            | Slot::Cached
+            | Slot::Pending
+    );
+    if is_int_slot {
+        return Some((Value::Int(int), end));
+    }
+    if matches!(slot, Slot::Graph) {
+        return None;
+    }
+    let mut m = int;
+    let mut k = 0;
+    if b.get(end) == Some(&b'.') {
+        let (f, nf, e) = digits(b, end + 1);
+        if n + nf > 15 {
+            return None;
+        }
+        m = int * 10u64.pow(nf as u32) + f;
+        k = nf;
+        end = e;
+    }
+    let mut v = decimal(m, k);
+    if b.get(end) == Some(&b'%') {
+        if !matches!(slot, Slot::KvUsage | Slot::PrefixHit | Slot::Unused) {
+            return None;
+        }
+        v /= 100.0;
+        end += 1;
+    }
+    Some((Value::Float(v), end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The general reading: split on `, `, then `: `.
+    fn general(body: &[u8]) -> (Sample, bool) {
+        let mut s = Sample::default();
+        let mut ok = true;
+        for seg in body.split(|&c| c == b',') {
+            let seg = seg.strip_prefix(b" ").unwrap_or(seg);
+            let Some(c) = seg.windows(2).position(|w| w == b": ") else {
+                ok = false;
+                continue;
+            };
+            ok &= apply_field(&mut s, &seg[..c], crate::fields::trim(&seg[c + 2..]));
+        }
+        (s, ok)
+    }
+
+    #[test]
+    fn the_one_pass_reading_agrees_with_the_general_one() {
+        let bodies: [&[u8]; 9] = [
+            b"#running-req: 56, #token: 81290, token usage: 0.70, cuda graph: True, gen throughput (token/s): 888.95, #queue-req: 94",
+            b"#new-seq: 2, #new-token: 5559, #cached-token: 35741, token usage: 0.02, #running-req: 10, #queue-req: 0, input throughput (token/s): 3477.55",
+            b"#running-req: 9, accept len: 2.68, cache hit rate: 45.10%, largest-len: 0, #queue-req: 0",
+            b"#running-req: 4294967296, gen throughput (token/s): 1.0",
+            b"#running-req: 12345678901234567, gen throughput (token/s): 1.0",
+            b"gen throughput (token/s): 1234567890.1234567",
+            b"gen throughput (token/s): 00000000000000000001.5",
+            b"token usage: 7., cuda graph: False, x: 3%",
+            b"#token: 12, token usage: 0.5%",
+        ];
+        for b in bodies {
+            let (want, ok) = general(b);
+            let mut got = Sample::default();
+            if plain_fields(b, &mut got) {
+                assert!(ok, "{}", String::from_utf8_lossy(b));
+                assert_eq!(got, want, "{}", String::from_utf8_lossy(b));
+            }
+        }
+        let mut s = Sample::default();
+        assert!(plain_fields(bodies[0], &mut s));
+        assert_eq!(
+            (s.running, s.queued, s.kv_tokens),
+            (Some(56), Some(94), Some(81290))
+        );
+        assert_eq!(
+            (s.kv_usage, s.gen_tok_s, s.graph),
+            (Some(0.70), Some(888.95), Some(true))
+        );
+        // Values the one pass leaves to the general reading.
+        for b in [
+            &b"#running-req: 1,234"[..],
+            b"#running-req:  5",
+            b"x: a=b",
+            b"token usage: .5",
+            b"#token: 1_000",
+        ] {
+            assert!(
+                !plain_fields(b, &mut Sample::default()),
+                "{}",
+                String::from_utf8_lossy(b)
+            );
+        }
+    }
+}
