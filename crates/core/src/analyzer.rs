@@ -6,6 +6,7 @@ use crate::engines::{common, parser_for, Engine, LineParser, Outcome};
 use crate::fields::excerpt;
 use crate::lines::{strip_ansi, Line, LineSplitter, MAX_LINE};
 use crate::model::{Record, SampleKind};
+use crate::prepass::{Pre, Prepared};
 use crate::report::{InputStats, LineExample, Report, SCHEMA_VERSION};
 use crate::timeline::Timeline;
 
@@ -49,6 +50,17 @@ pub struct Analyzer {
     odd_bytes: usize,
     /// Benchmark summary blocks and per-request lines.
     client_lines: crate::client::ClientLines,
+    /// The line being fed, as read ahead ([`Analyzer::feed_prepared`]), and its records.
+    ahead: Option<(u64, Pre)>,
+    ahead_recs: Vec<Record>,
+}
+
+/// The engines whose parsers read each line, in order.
+pub(crate) fn engines_tried(opts: &Options) -> Vec<Engine> {
+    match opts.engine {
+        Some(e) => vec![e],
+        None => Engine::ALL.to_vec(),
+    }
 }
 
 impl Default for Analyzer {
@@ -59,10 +71,7 @@ impl Default for Analyzer {
 
 impl Analyzer {
     pub fn new(opts: Options) -> Self {
-        let parsers = match opts.engine {
-            Some(e) => vec![parser_for(e)],
-            None => Engine::ALL.iter().map(|&e| parser_for(e)).collect(),
-        };
+        let parsers = engines_tried(&opts).into_iter().map(parser_for).collect();
         Analyzer {
             opts,
             splitter: LineSplitter::default(),
@@ -78,7 +87,13 @@ impl Analyzer {
             sniffed: 0,
             odd_bytes: 0,
             client_lines: crate::client::ClientLines::default(),
+            ahead: None,
+            ahead_recs: Vec::new(),
         }
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.opts
     }
 
     /// Bytes fed so far.
@@ -101,6 +116,33 @@ impl Analyzer {
         self.sniff(chunk);
         let mut splitter = std::mem::take(&mut self.splitter);
         splitter.feed(chunk, &mut |l: Line<'_>| self.on_line(l.no, l.bytes));
+        self.splitter = splitter;
+    }
+
+    /// Feeds a chunk read ahead by a [`crate::ReadAhead`] (possibly on another
+    /// thread): the same report as [`Analyzer::feed`], with the lines' reading
+    /// already done. Chunks must follow one another as with `feed`; a reading
+    /// that does not fit (the previous chunk ended mid-line, other engines) is ignored.
+    pub fn feed_prepared(&mut self, chunk: &[u8], prepared: Prepared) {
+        if !self.splitter.at_line_start() || prepared.engines != engines_tried(&self.opts) {
+            return self.feed(chunk);
+        }
+        self.input.bytes += chunk.len() as u64;
+        self.sniff(chunk);
+        let mut pres = prepared.lines.into_iter();
+        let mut recs = prepared.records.into_iter();
+        let mut splitter = std::mem::take(&mut self.splitter);
+        splitter.feed(chunk, &mut |l: Line<'_>| {
+            let pre = pres.next().unwrap_or(Pre::Unread);
+            self.ahead_recs.clear();
+            if let Pre::Stats { full, damaged, .. } = pre {
+                self.ahead_recs
+                    .extend(recs.by_ref().take((full + damaged) as usize));
+            }
+            self.ahead = Some((l.no, pre));
+            self.on_line(l.no, l.bytes);
+            self.ahead = None;
+        });
         self.splitter = splitter;
     }
 
@@ -151,11 +193,39 @@ impl Analyzer {
     fn process(&mut self, no: u64, line: &[u8], last_chance: bool) {
         let mut outcome = Outcome::NotMine;
         let mut engine = None;
-        for p in self.parsers.iter_mut() {
-            outcome = p.parse(line, no, last_chance, &mut self.recs);
-            if outcome != Outcome::NotMine {
-                engine = Some(p.engine());
-                break;
+        // The reading done ahead holds for this physical line read on its own.
+        let pre = match self.ahead {
+            Some((n, pre)) if n == no && !last_chance => {
+                self.ahead = None;
+                pre
+            }
+            _ => Pre::Unread,
+        };
+        let mut unclaimed_label = None;
+        match pre {
+            Pre::Stats {
+                engine: e,
+                full,
+                damaged,
+            } => {
+                outcome = Outcome::Stats { full, damaged };
+                engine = Some(e);
+                for mut r in self.ahead_recs.drain(..) {
+                    if let Record::Sample(s) = &mut r {
+                        s.line = no;
+                    }
+                    self.recs.push(r);
+                }
+            }
+            Pre::Unclaimed(label) => unclaimed_label = Some(label),
+            Pre::Unread => {
+                for p in self.parsers.iter_mut() {
+                    outcome = p.parse(line, no, last_chance, &mut self.recs);
+                    if outcome != Outcome::NotMine {
+                        engine = Some(p.engine());
+                        break;
+                    }
+                }
             }
         }
         match outcome {
@@ -187,7 +257,7 @@ impl Analyzer {
             Outcome::NotMine => match self
                 .client_lines
                 .line(no, line)
-                .or_else(|| common::classify(line))
+                .or_else(|| unclaimed_label.unwrap_or_else(|| common::classify(line)))
             {
                 Some(label) => self.count_other(label),
                 None => {

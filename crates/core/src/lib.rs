@@ -21,6 +21,7 @@ pub mod engines;
 pub mod fields;
 pub mod lines;
 pub mod model;
+pub mod prepass;
 pub mod reconcile;
 pub mod render;
 pub mod report;
@@ -33,4 +34,5 @@ pub mod whatif;
 
 pub use analyzer::{analyze, Analyzer, Options};
 pub use engines::Engine;
+pub use prepass::{Prepared, ReadAhead};
 pub use report::Report;

@@ -91,6 +91,11 @@ impl LineSplitter {
     pub fn lines(&self) -> u64 {
         self.line_no
     }
+
+    /// Whether nothing of a line is held: the next chunk starts a line.
+    pub fn at_line_start(&self) -> bool {
+        self.carry.is_empty() && !self.carry_overlong
+    }
 }
 
 /// Removes ANSI escape sequences (CSI `ESC [ … final`, and lone `ESC x`) into `out`.

@@ -49,14 +49,30 @@ pub enum Outcome {
     Incomplete,
 }
 
+/// What a parser makes of a line whatever came before it (see [`LineParser::read_ahead`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ahead {
+    /// Stats records read in full or in part (never `Incomplete`).
+    Stats { full: u32, damaged: u32 },
+    /// Not this engine's line, and the parser's state is untouched.
+    NotMine,
+}
+
 /// A parser for one engine's log lines. State (e.g. de-duplication of lines
 /// every rank prints) lives inside it.
-pub trait LineParser {
+pub trait LineParser: Send {
     fn engine(&self) -> Engine;
     /// Parses one physical line (ANSI codes already removed). Records go to `out`.
     /// `last_chance` is set when the line cannot be joined with a next one, so an
     /// incomplete stats line must be read as damaged instead.
     fn parse(&mut self, line: &[u8], no: u64, last_chance: bool, out: &mut Vec<Record>) -> Outcome;
+    /// Reads a line as [`LineParser::parse`] would with `last_chance` unset, but
+    /// only where the outcome cannot depend on earlier lines (or change the
+    /// parser's state): `None` leaves the line to `parse` in log order. Records
+    /// go to `out` with line number 0.
+    fn read_ahead(&mut self, _line: &[u8], _out: &mut Vec<Record>) -> Option<Ahead> {
+        None
+    }
     /// Whether a line starts like a fresh log record (so it is not a wrapped tail).
     fn starts_record(&self, line: &[u8]) -> bool {
         prefix::starts_like_record(line)

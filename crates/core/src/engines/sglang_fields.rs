@@ -129,12 +129,12 @@ pub(super) fn plain_fields(b: &[u8], s: &mut Sample) -> bool {
     let mut i = 0;
     loop {
         let key_from = i;
-        while i < b.len() && !matches!(b[i], b':' | b',') {
-            i += 1;
-        }
+        let Some(colon) = memchr::memchr(b':', &b[i..]) else {
+            return false;
+        };
+        i += colon;
         let key = &b[key_from..i];
-        if b.get(i) != Some(&b':')
-            || b.get(i + 1) != Some(&b' ')
+        if b.get(i + 1) != Some(&b' ')
             || key.is_empty()
             || key[0].is_ascii_whitespace()
             || key[key.len() - 1].is_ascii_whitespace()
@@ -143,6 +143,10 @@ pub(super) fn plain_fields(b: &[u8], s: &mut Sample) -> bool {
         }
         i += 2;
         let slot = slot(key);
+        // Known keys hold no `,`; another key with one would be split there.
+        if slot == Slot::Unused && memchr::memchr(b',', key).is_some() {
+            return false;
+        }
         let Some((v, end)) = plain_value(b, i, slot) else {
             return false;
         };

@@ -13,7 +13,7 @@
 use memchr::memmem;
 
 use super::prefix::last_stamp;
-use super::{Engine, LineParser, Outcome};
+use super::{Ahead, Engine, LineParser, Outcome};
 use crate::config::{py_str, python_pairs};
 use crate::fields::{boolean, float, trim, uint, uint32};
 use crate::model::{ConfigItem, Event, EventKind, Record, Sample, SampleKind};
@@ -758,6 +758,18 @@ fn other_known(m: &[u8]) -> Option<&'static str> {
 impl LineParser for VllmParser {
     fn engine(&self) -> Engine {
         Engine::Vllm
+    }
+
+    fn read_ahead(&mut self, line: &[u8], out: &mut Vec<Record>) -> Option<Ahead> {
+        let mark = out.len();
+        match self.parse_stats(line, 0, false, out) {
+            Some(Outcome::Stats { full, damaged }) => Some(Ahead::Stats { full, damaged }),
+            Some(_) => {
+                out.truncate(mark);
+                None
+            }
+            None => is_access_line(line).then_some(Ahead::NotMine),
+        }
     }
 
     fn parse(&mut self, line: &[u8], no: u64, last_chance: bool, out: &mut Vec<Record>) -> Outcome {

@@ -1,0 +1,94 @@
+//! Reading ahead: the part of line reading that does not depend on earlier
+//! lines (complete stats lines, lines no engine parser claims), done on a chunk
+//! of whole lines apart from the [`crate::Analyzer`], so a front end can run it
+//! on another thread while the analyzer keeps order and state. A line is read
+//! ahead only where the outcome is the one the analyzer would reach itself;
+//! every other line is left to it.
+
+use crate::analyzer::Options;
+use crate::engines::{common, parser_for, Ahead, Engine, LineParser};
+use crate::lines::LineSplitter;
+use crate::model::Record;
+
+/// One line's reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pre {
+    /// Left to the analyzer.
+    Unread,
+    /// Stats records of `engine`; the next `full + damaged` records are this line's.
+    Stats {
+        engine: Engine,
+        full: u32,
+        damaged: u32,
+    },
+    /// No engine parser claims the line; the generic label, if any.
+    Unclaimed(Option<&'static str>),
+}
+
+/// The reading of a chunk's whole lines, in order.
+#[derive(Default)]
+pub struct Prepared {
+    pub(crate) lines: Vec<Pre>,
+    pub(crate) records: Vec<Record>,
+    /// The engines tried, in order: the analyzer uses a reading only if its own match.
+    pub(crate) engines: Vec<Engine>,
+}
+
+impl Prepared {
+    /// Lines read ahead (the rest are left to the analyzer).
+    pub fn lines_read(&self) -> usize {
+        self.lines.iter().filter(|p| **p != Pre::Unread).count()
+    }
+}
+
+/// Reads chunks ahead with its own parsers. Create one per thread.
+pub struct ReadAhead {
+    parsers: Vec<Box<dyn LineParser>>,
+}
+
+impl ReadAhead {
+    pub fn new(opts: &Options) -> Self {
+        ReadAhead {
+            parsers: crate::analyzer::engines_tried(opts)
+                .iter()
+                .map(|&e| parser_for(e))
+                .collect(),
+        }
+    }
+
+    /// Reads the whole lines of `chunk` (up to its last newline). Feed the same
+    /// chunk to [`crate::Analyzer::feed_prepared`] with the result.
+    pub fn read(&mut self, chunk: &[u8]) -> Prepared {
+        let mut p = Prepared {
+            engines: self.parsers.iter().map(|p| p.engine()).collect(),
+            ..Prepared::default()
+        };
+        let mut splitter = LineSplitter::default();
+        splitter.feed(chunk, &mut |l| {
+            let pre = self.line(l.bytes, &mut p.records);
+            p.lines.push(pre);
+        });
+        p
+    }
+
+    fn line(&mut self, line: &[u8], out: &mut Vec<Record>) -> Pre {
+        // ANSI codes are stripped in order by the analyzer.
+        if memchr::memchr(0x1b, line).is_some() {
+            return Pre::Unread;
+        }
+        for p in self.parsers.iter_mut() {
+            match p.read_ahead(line, out) {
+                Some(Ahead::Stats { full, damaged }) => {
+                    return Pre::Stats {
+                        engine: p.engine(),
+                        full,
+                        damaged,
+                    }
+                }
+                Some(Ahead::NotMine) => {}
+                None => return Pre::Unread,
+            }
+        }
+        Pre::Unclaimed(common::classify(line))
+    }
+}

@@ -1,0 +1,94 @@
+//! Reading ahead (`ReadAhead` + `Analyzer::feed_prepared`, what the CLI runs on
+//! a second thread) gives the report `feed` gives, byte for byte, on every
+//! fixture and example, however the input is cut.
+
+mod common;
+
+use std::path::Path;
+
+use batchlens_core::{Analyzer, Engine, Options, ReadAhead, Report};
+
+fn json(r: &Report) -> String {
+    serde_json::to_string(r).unwrap()
+}
+
+/// Like the CLI: windows of `chunk` bytes cut after their last newline when
+/// `at_newlines`, anywhere otherwise (the reading ahead is then partly unusable).
+fn prepared(bytes: &[u8], opts: &Options, chunk: usize, at_newlines: bool) -> (Report, usize) {
+    let mut a = Analyzer::new(opts.clone());
+    let mut ahead = ReadAhead::new(opts);
+    let mut read = 0;
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let take = rest.len().min(chunk);
+        let cut = match memchr::memrchr(b'\n', &rest[..take]) {
+            Some(i) if at_newlines && take < rest.len() => i + 1,
+            _ => take,
+        };
+        let (c, r) = rest.split_at(cut);
+        let p = ahead.read(c);
+        read += p.lines_read();
+        a.feed_prepared(c, p);
+        rest = r;
+    }
+    (a.finish(), read)
+}
+
+fn inputs() -> Vec<(String, Vec<u8>)> {
+    let mut v = Vec::new();
+    for folder in ["sglang", "vllm", "other", "hostile"] {
+        v.extend(common::fixtures_in(folder));
+    }
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    for e in std::fs::read_dir(examples).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "log") {
+            v.push((p.display().to_string(), std::fs::read(&p).unwrap()));
+        }
+    }
+    assert!(v.len() > 60, "fixtures found: {}", v.len());
+    v
+}
+
+#[test]
+fn reading_ahead_gives_the_same_report_on_every_fixture() {
+    let mut read_total = 0;
+    let mut lines_total = 0;
+    for engine in [None, Some(Engine::Sglang), Some(Engine::Vllm)] {
+        let opts = Options {
+            engine,
+            ..Options::default()
+        };
+        for (name, bytes) in inputs() {
+            let want = batchlens_core::analyze(&bytes, opts.clone());
+            lines_total += want.input.lines;
+            for (chunk, at_newlines) in [(1 << 20, true), (4096, true), (777, false)] {
+                let (got, read) = prepared(&bytes, &opts, chunk, at_newlines);
+                assert_eq!(
+                    json(&got),
+                    json(&want),
+                    "{name}, engine {engine:?}, chunks of {chunk} (at newlines: {at_newlines})"
+                );
+                if at_newlines {
+                    read_total += read as u64;
+                }
+            }
+        }
+    }
+    // Most lines of these logs are stats or access lines: read ahead.
+    assert!(
+        read_total * 3 > lines_total,
+        "{read_total} lines read ahead of {lines_total}"
+    );
+}
+
+#[test]
+fn a_wrapped_stats_line_is_still_joined_when_read_ahead() {
+    let log = common::fixture("hostile/wrapped.log");
+    let want = batchlens_core::analyze(&log, Options::default());
+    assert!(want.input.joined_wrapped_lines > 0);
+    for chunk in [64, 200, 4096] {
+        let (got, _) = prepared(&log, &Options::default(), chunk, true);
+        assert_eq!(json(&got), json(&want), "chunks of {chunk}");
+    }
+}
