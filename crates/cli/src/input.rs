@@ -81,8 +81,11 @@ fn open_error(shown: &str, e: &io::Error) -> String {
 }
 
 /// Feeds one input, decompressing it when it starts with the gzip magic bytes.
-/// A second thread reads (and decompresses) the input and reads its lines ahead
-/// ([`ReadAhead`]) while this one feeds the analyzer, which keeps log order.
+///
+/// Three threads: a reader reads (and decompresses) the input in chunks of
+/// whole lines and reads the even chunks ahead ([`ReadAhead`]), a helper reads
+/// the odd ones ahead, and this thread feeds the analyzer, which keeps log
+/// order, taking chunks from the two in turn.
 fn feed<R: BufRead + Send>(
     mut r: R,
     name: &str,
@@ -93,32 +96,55 @@ fn feed<R: BufRead + Send>(
     let head = r.fill_buf().map_err(|e| read_error(name, &e))?;
     let gz = head.starts_with(&[0x1f, 0x8b]);
     let mut bar = progress.then(|| Progress::new(name, size));
-    let mut ahead = ReadAhead::new(analyzer.options());
+    let opts = analyzer.options().clone();
     std::thread::scope(|scope| {
-        // Few chunks in flight: memory stays flat whatever the input's size.
-        let (full_tx, full_rx) = mpsc::sync_channel::<Result<Chunk, Failure>>(1);
-        let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
+        // One chunk waiting per channel: memory stays flat whatever the input's size.
+        let (even_tx, even_rx) = mpsc::sync_channel::<Sent>(1);
+        let (odd_tx, odd_rx) = mpsc::sync_channel::<Sent>(1);
+        let (raw_tx, raw_rx) = mpsc::sync_channel::<Sent>(1);
+        let (free_tx, free_rx) = mpsc::channel::<Chunk>();
+        let mut odd_ahead = ReadAhead::new(&opts);
         scope.spawn(move || {
-            let result = if gz {
-                let dec = MultiGzDecoder::new(CountingReader { inner: r, read: 0 });
-                read_chunks(dec, |d| d.get_ref().read, &mut ahead, &full_tx, &free_rx)
-                    .map_err(|e| Failure::input(format!("'{name}' is not a valid gzip file: {e}.")))
-            } else {
-                let counted = CountingReader { inner: r, read: 0 };
-                read_chunks(counted, |c| c.read, &mut ahead, &full_tx, &free_rx)
-                    .map_err(|e| read_error(name, &e))
-            };
-            if let Err(f) = result {
-                let _ = full_tx.send(Err(f));
+            for sent in raw_rx {
+                let sent = sent.map(|mut c| {
+                    odd_ahead.read_into(&c.bytes[..c.len], &mut c.prepared);
+                    c
+                });
+                if odd_tx.send(sent).is_err() {
+                    return;
+                }
             }
         });
-        for msg in full_rx {
-            let chunk = msg?;
-            analyzer.feed_prepared(&chunk.bytes, chunk.prepared);
+        let reader = Reader {
+            ahead: ReadAhead::new(&opts),
+            lanes: [even_tx, raw_tx],
+            free: free_rx,
+        };
+        scope.spawn(move || {
+            if gz {
+                let dec = MultiGzDecoder::new(CountingReader { inner: r, read: 0 });
+                reader.run(
+                    dec,
+                    |d| d.get_ref().read,
+                    |e| Failure::input(format!("'{name}' is not a valid gzip file: {e}.")),
+                )
+            } else {
+                let counted = CountingReader { inner: r, read: 0 };
+                reader.run(counted, |c| c.read, |e| read_error(name, &e))
+            }
+        });
+        let lanes = [even_rx, odd_rx];
+        for k in 0.. {
+            // A closed lane means the input ended (or a thread stopped after an error it sent).
+            let Ok(sent) = lanes[k % 2].recv() else {
+                break;
+            };
+            let mut chunk = sent?;
+            analyzer.feed_prepared(&chunk.bytes[..chunk.len], &mut chunk.prepared);
             if let Some(b) = bar.as_mut() {
                 b.update(chunk.read);
             }
-            let _ = free_tx.send(chunk.bytes);
+            let _ = free_tx.send(chunk);
         }
         Ok(())
     })?;
@@ -128,69 +154,94 @@ fn feed<R: BufRead + Send>(
     Ok(())
 }
 
+type Sent = Result<Chunk, Failure>;
+
 /// Whole lines of the input (the last chunk may end mid-line), read ahead.
 struct Chunk {
+    /// Allocated once at full size; `len` bytes hold text.
     bytes: Vec<u8>,
+    len: usize,
     prepared: Prepared,
     /// Input bytes consumed so far (compressed ones for gzip), for the progress bar.
     read: u64,
 }
 
-/// Reads `src` into chunks cut after their last newline and sends them with
-/// their reading ahead. Stops quietly when the receiver is gone.
-fn read_chunks<S: Read>(
-    mut src: S,
-    consumed: impl Fn(&S) -> u64,
-    ahead: &mut ReadAhead,
-    out: &mpsc::SyncSender<Result<Chunk, Failure>>,
-    free: &mpsc::Receiver<Vec<u8>>,
-) -> io::Result<()> {
-    let mut carry: Vec<u8> = Vec::new();
-    loop {
-        let mut buf = free.try_recv().unwrap_or_default();
-        buf.clear();
-        buf.extend_from_slice(&carry);
-        carry.clear();
-        let eof = fill(&mut src, &mut buf, CHUNK)?;
-        if !eof {
-            if let Some(i) = memchr::memrchr(b'\n', &buf) {
-                carry.extend_from_slice(&buf[i + 1..]);
-                buf.truncate(i + 1);
-            }
+impl Chunk {
+    fn new() -> Self {
+        Chunk {
+            // A carried line of up to CHUNK bytes plus CHUNK new ones.
+            bytes: vec![0; 2 * CHUNK],
+            len: 0,
+            prepared: Prepared::default(),
+            read: 0,
         }
-        if !buf.is_empty() {
-            let chunk = Chunk {
-                prepared: ahead.read(&buf),
-                bytes: buf,
-                read: consumed(&src),
+    }
+
+    fn text(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
+struct Reader {
+    ahead: ReadAhead,
+    /// Even chunks go to the analyzer read ahead, odd ones to the helper raw.
+    lanes: [mpsc::SyncSender<Sent>; 2],
+    free: mpsc::Receiver<Chunk>,
+}
+
+impl Reader {
+    /// Reads `src` into chunks cut after their last newline; stops at the end,
+    /// after sending an error, or when the analyzer side is gone.
+    fn run<S: Read>(
+        mut self,
+        mut src: S,
+        consumed: impl Fn(&S) -> u64,
+        fail: impl Fn(io::Error) -> Failure,
+    ) {
+        let mut carry: Vec<u8> = Vec::new();
+        for k in 0usize.. {
+            let lane = &self.lanes[k % 2];
+            let mut c = self.free.try_recv().unwrap_or_else(|_| Chunk::new());
+            c.bytes[..carry.len()].copy_from_slice(&carry);
+            c.len = carry.len();
+            carry.clear();
+            let eof = match fill(&mut src, &mut c) {
+                Ok(eof) => eof,
+                Err(e) => {
+                    let _ = lane.send(Err(fail(e)));
+                    return;
+                }
             };
-            if out.send(Ok(chunk)).is_err() {
-                return Ok(());
+            if !eof {
+                if let Some(i) = memchr::memrchr(b'\n', c.text()) {
+                    carry.extend_from_slice(&c.bytes[i + 1..c.len]);
+                    c.len = i + 1;
+                }
             }
-        }
-        if eof {
-            return Ok(());
+            if c.len == 0 {
+                return;
+            }
+            c.read = consumed(&src);
+            if k % 2 == 0 {
+                self.ahead.read_into(&c.bytes[..c.len], &mut c.prepared);
+            }
+            if lane.send(Ok(c)).is_err() || eof {
+                return;
+            }
         }
     }
 }
 
-/// Reads until `buf` holds `want` more bytes or the input ends; true at the end.
-fn fill(src: &mut impl Read, buf: &mut Vec<u8>, want: usize) -> io::Result<bool> {
-    let target = buf.len() + want;
-    while buf.len() < target {
-        let from = buf.len();
-        buf.resize(target, 0);
-        match src.read(&mut buf[from..]) {
-            Ok(0) => {
-                buf.truncate(from);
-                return Ok(true);
-            }
-            Ok(n) => buf.truncate(from + n),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => buf.truncate(from),
-            Err(e) => {
-                buf.truncate(from);
-                return Err(e);
-            }
+/// Reads until the chunk holds CHUNK bytes more than it did, or the input
+/// ends; true at the end.
+fn fill(src: &mut impl Read, c: &mut Chunk) -> io::Result<bool> {
+    let target = c.len + CHUNK;
+    while c.len < target {
+        match src.read(&mut c.bytes[c.len..target]) {
+            Ok(0) => return Ok(true),
+            Ok(n) => c.len += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
     Ok(false)

@@ -121,16 +121,16 @@ impl Analyzer {
 
     /// Feeds a chunk read ahead by a [`crate::ReadAhead`] (possibly on another
     /// thread): the same report as [`Analyzer::feed`], with the lines' reading
-    /// already done. Chunks must follow one another as with `feed`; a reading
+    /// already done. The reading is used up (its memory can be reused). Chunks must follow one another as with `feed`; a reading
     /// that does not fit (the previous chunk ended mid-line, other engines) is ignored.
-    pub fn feed_prepared(&mut self, chunk: &[u8], prepared: Prepared) {
+    pub fn feed_prepared(&mut self, chunk: &[u8], prepared: &mut Prepared) {
         if !self.splitter.at_line_start() || prepared.engines != engines_tried(&self.opts) {
             return self.feed(chunk);
         }
         self.input.bytes += chunk.len() as u64;
         self.sniff(chunk);
-        let mut pres = prepared.lines.into_iter();
-        let mut recs = prepared.records.into_iter();
+        let mut pres = prepared.lines.drain(..);
+        let mut recs = prepared.records.drain(..);
         let mut splitter = std::mem::take(&mut self.splitter);
         splitter.feed(chunk, &mut |l: Line<'_>| {
             let pre = pres.next().unwrap_or(Pre::Unread);
@@ -210,12 +210,14 @@ impl Analyzer {
             } => {
                 outcome = Outcome::Stats { full, damaged };
                 engine = Some(e);
-                for mut r in self.ahead_recs.drain(..) {
-                    if let Record::Sample(s) = &mut r {
+                for r in self.ahead_recs.iter_mut() {
+                    if let Record::Sample(s) = r {
                         s.line = no;
                     }
-                    self.recs.push(r);
                 }
+                // Taken from there below, without a copy into `recs` (empty between lines).
+                debug_assert!(self.recs.is_empty());
+                std::mem::swap(&mut self.recs, &mut self.ahead_recs);
             }
             Pre::Unclaimed(label) => unclaimed_label = Some(label),
             Pre::Unread => {

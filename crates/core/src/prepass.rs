@@ -59,16 +59,22 @@ impl ReadAhead {
     /// Reads the whole lines of `chunk` (up to its last newline). Feed the same
     /// chunk to [`crate::Analyzer::feed_prepared`] with the result.
     pub fn read(&mut self, chunk: &[u8]) -> Prepared {
-        let mut p = Prepared {
-            engines: self.parsers.iter().map(|p| p.engine()).collect(),
-            ..Prepared::default()
-        };
+        let mut p = Prepared::default();
+        self.read_into(chunk, &mut p);
+        p
+    }
+
+    /// [`ReadAhead::read`] into a reused `Prepared` (its memory is kept).
+    pub fn read_into(&mut self, chunk: &[u8], p: &mut Prepared) {
+        p.lines.clear();
+        p.records.clear();
+        p.engines.clear();
+        p.engines.extend(self.parsers.iter().map(|p| p.engine()));
         let mut splitter = LineSplitter::default();
         splitter.feed(chunk, &mut |l| {
             let pre = self.line(l.bytes, &mut p.records);
             p.lines.push(pre);
         });
-        p
     }
 
     fn line(&mut self, line: &[u8], out: &mut Vec<Record>) -> Pre {

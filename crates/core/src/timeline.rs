@@ -54,10 +54,34 @@ struct SourceAcc {
     series: Series,
 }
 
+/// What a round keeps of each source's line.
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    running: Option<u32>,
+    queued: Option<u32>,
+    kv_tokens: Option<u64>,
+    kv_usage: Option<f64>,
+    gen_tok_s: Option<f64>,
+    input_tok_s: Option<f64>,
+}
+
+impl Held {
+    fn of(s: &Sample) -> Self {
+        Held {
+            running: s.running,
+            queued: s.queued,
+            kv_tokens: s.kv_tokens,
+            kv_usage: s.kv_usage,
+            gen_tok_s: s.gen_tok_s,
+            input_tok_s: s.input_tok_s,
+        }
+    }
+}
+
 /// Combined statistics of one phase (decode/interval lines, or prefill lines).
 #[derive(Debug, Default)]
 struct Phase {
-    pending: Vec<Option<Sample>>,
+    pending: Vec<Option<Held>>,
     pending_t: f64,
     pending_line: u64,
     rounds: u64,
@@ -73,7 +97,7 @@ struct Phase {
 }
 
 impl Phase {
-    fn add(&mut self, src: usize, t: f64, s: Sample, series: &mut Series, prefill: bool) {
+    fn add(&mut self, src: usize, t: f64, s: &Sample, series: &mut Series, prefill: bool) {
         if self.pending.len() <= src {
             self.pending.resize(src + 1, None);
         }
@@ -84,7 +108,7 @@ impl Phase {
             self.pending_t = t;
             self.pending_line = s.line;
         }
-        self.pending[src] = Some(s);
+        self.pending[src] = Some(Held::of(s));
     }
 
     fn close(&mut self, series: &mut Series, prefill: bool) {
@@ -383,7 +407,7 @@ impl Timeline {
         if prefill {
             self.prefill_tokens += s.prefill_tokens.unwrap_or(0);
             self.cached_tokens += s.cached_tokens.unwrap_or(0);
-            self.prefill.add(src, rel, s, &mut self.series, true);
+            self.prefill.add(src, rel, &s, &mut self.series, true);
         } else {
             if let Some(p) = s.preempted.filter(|&p| p > 0) {
                 // Per-interval preemption counts (vLLM V1) are events too.
@@ -391,7 +415,7 @@ impl Timeline {
                 self.retracted_requests += p as u64;
                 self.series.add_retraction(rel, s.line);
             }
-            self.decode.add(src, rel, s, &mut self.series, false);
+            self.decode.add(src, rel, &s, &mut self.series, false);
         }
     }
 

@@ -26,9 +26,9 @@ fn prepared(bytes: &[u8], opts: &Options, chunk: usize, at_newlines: bool) -> (R
             _ => take,
         };
         let (c, r) = rest.split_at(cut);
-        let p = ahead.read(c);
+        let mut p = ahead.read(c);
         read += p.lines_read();
-        a.feed_prepared(c, p);
+        a.feed_prepared(c, &mut p);
         rest = r;
     }
     (a.finish(), read)

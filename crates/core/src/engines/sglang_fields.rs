@@ -219,15 +219,19 @@ fn plain_value(b: &[u8], i: usize, slot: Slot) -> Option<(Value, usize)> {
         k = nf;
         end = e;
     }
-    let mut v = decimal(m, k);
-    if b.get(end) == Some(&b'%') {
+    let percent = b.get(end) == Some(&b'%');
+    if percent {
         if !matches!(slot, Slot::KvUsage | Slot::PrefixHit | Slot::Unused) {
             return None;
         }
-        v /= 100.0;
         end += 1;
     }
-    Some((Value::Float(v), end))
+    if slot == Slot::Unused {
+        // Read as a number, so it is a value; nothing stores it (a division is dear).
+        return Some((Value::Bool(false), end));
+    }
+    let v = decimal(m, k);
+    Some((Value::Float(if percent { v / 100.0 } else { v }), end))
 }
 
 #[cfg(test)]
@@ -247,6 +251,44 @@ mod tests {
             ok &= apply_field(&mut s, &seg[..c], crate::fields::trim(&seg[c + 2..]));
         }
         (s, ok)
+    }
+
+    #[test]
+    fn every_key_finds_its_field() {
+        use Slot::*;
+        let keys: [(&[u8], Slot); 28] = [
+            (b"#running-req", Running),
+            (b"#running_req", Running),
+            (b"#queue-req", Queued),
+            (b"#remaining_req", Queued),
+            (b"#token", KvTokens),
+            (b"#full token", KvTokens),
+            (b"token usage", KvUsage),
+            (b"full token usage", KvUsage),
+            (b"gen throughput (token/s)", Gen),
+            (b"input throughput (token/s)", Input),
+            (b"#new-seq", NewSeqs),
+            (b"#seq", NewSeqs),
+            (b"#new-token", PrefillTokens),
+            (b"#new_token", PrefillTokens),
+            (b"#cached-token", Cached),
+            (b"#cached_token", Cached),
+            (b"cache hit rate", PrefixHit),
+            (b"tree_cache_hit_rate", PrefixHit),
+            (b"#pending-token", Pending),
+            (b"accept len", AcceptLen),
+            (b"cuda graph", Graph),
+            (b"cpu graph", Graph),
+            (b"npu graph", Graph),
+            (b"musa graph", Graph),
+            (b"#retracted-req", Preempted),
+            (b"pre-allocated usage", Unused),
+            (b"#prealloc-req", Unused),
+            (b"", Unused),
+        ];
+        for (k, want) in keys {
+            assert_eq!(slot(k), want, "{}", String::from_utf8_lossy(k));
+        }
     }
 
     #[test]

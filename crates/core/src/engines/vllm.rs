@@ -327,6 +327,10 @@ fn read_body(body: &[u8], v1: bool, mut s: Sample) -> Body {
 impl VllmParser {
     fn heads(&self, line: &[u8]) -> Vec<Head> {
         let mut v = Vec::new();
+        // One byte scan turns away most other lines (the header's `A` is rare).
+        if memchr::memchr(b'A', line).is_none() {
+            return v;
+        }
         for pos in self.header.find_iter(line) {
             let (start, source, v1) = match engine_label(line, pos) {
                 Some((s, src)) => (s, src, true),
