@@ -38,12 +38,16 @@ async function read(job, blob) {
   const started = performance.now();
   let offset = 0;
   let lastPost = 0;
+  // The next slice is read while this one is parsed.
+  const sliceAt = (at) => (at < blob.size ? blob.slice(at, at + SLICE_BYTES).arrayBuffer() : null);
+  let next = sliceAt(0);
   try {
     while (offset < blob.size) {
       if (job.cancelled) { postMessage({ type: 'cancelled', id: job.id, bytes: offset }); return; }
-      const buf = new Uint8Array(await blob.slice(offset, offset + SLICE_BYTES).arrayBuffer());
+      const buf = new Uint8Array(await next);
       if (job.cancelled) { postMessage({ type: 'cancelled', id: job.id, bytes: offset }); return; }
       if (buf.length === 0) break;
+      next = sliceAt(offset + buf.length);
       session.feed(buf);
       offset += buf.length;
       const now = performance.now();
