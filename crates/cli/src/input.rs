@@ -13,8 +13,8 @@ use crate::progress::Progress;
 use crate::Failure;
 
 /// Large reads keep the per-call overhead negligible next to parsing; with two
-/// chunks in flight the memory stays a few MiB.
-const CHUNK: usize = 2 * 1024 * 1024;
+/// chunks in flight per channel the memory stays a few MiB.
+const CHUNK: usize = 1024 * 1024;
 /// The buffer that shows the first bytes (gzip magic); larger reads pass it by.
 const HEAD: usize = 64 * 1024;
 /// Inputs smaller than this finish before a progress bar would help.
@@ -98,10 +98,10 @@ fn feed<R: BufRead + Send>(
     let mut bar = progress.then(|| Progress::new(name, size));
     let opts = analyzer.options().clone();
     std::thread::scope(|scope| {
-        // One chunk waiting per channel: memory stays flat whatever the input's size.
-        let (even_tx, even_rx) = mpsc::sync_channel::<Sent>(1);
-        let (odd_tx, odd_rx) = mpsc::sync_channel::<Sent>(1);
-        let (raw_tx, raw_rx) = mpsc::sync_channel::<Sent>(1);
+        // Two chunks waiting per channel: memory stays flat whatever the input's size.
+        let (even_tx, even_rx) = mpsc::sync_channel::<Sent>(2);
+        let (odd_tx, odd_rx) = mpsc::sync_channel::<Sent>(2);
+        let (raw_tx, raw_rx) = mpsc::sync_channel::<Sent>(2);
         let (free_tx, free_rx) = mpsc::channel::<Chunk>();
         let mut odd_ahead = ReadAhead::new(&opts);
         scope.spawn(move || {

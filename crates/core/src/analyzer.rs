@@ -53,6 +53,8 @@ pub struct Analyzer {
     /// The line being fed, as read ahead ([`Analyzer::feed_prepared`]), and its records.
     ahead: Option<(u64, Pre)>,
     ahead_recs: Vec<Record>,
+    stat_kinds: Tally,
+    other_kinds: Tally,
 }
 
 /// The engines whose parsers read each line, in order.
@@ -89,6 +91,8 @@ impl Analyzer {
             client_lines: crate::client::ClientLines::default(),
             ahead: None,
             ahead_recs: Vec::new(),
+            stat_kinds: Tally::default(),
+            other_kinds: Tally::default(),
         }
     }
 
@@ -282,7 +286,7 @@ impl Analyzer {
                     Some(SampleKind::Prefill) => "prefill",
                     Some(SampleKind::Interval) | None => "interval",
                 };
-                bump(&mut self.input.stat_lines_by_kind, k);
+                self.stat_kinds.bump(k);
             }
             self.timeline.add(r);
         }
@@ -290,7 +294,7 @@ impl Analyzer {
 
     fn count_other(&mut self, label: &'static str) {
         self.input.other_lines += 1;
-        bump(&mut self.input.other_lines_by_kind, label);
+        self.other_kinds.bump(label);
     }
 
     pub fn finish(mut self) -> Report {
@@ -300,6 +304,8 @@ impl Analyzer {
             self.process(no, &held, true);
         }
         let mut input = self.input;
+        self.stat_kinds.into_map(&mut input.stat_lines_by_kind);
+        self.other_kinds.into_map(&mut input.other_lines_by_kind);
         input.lines = splitter.lines();
         input.overlong_lines = splitter.overlong_lines;
         input.clock_regressions = self.timeline.clock_regressions;
@@ -353,12 +359,32 @@ impl Analyzer {
     }
 }
 
-/// Counts one more of `key` (allocating the key only the first time).
-fn bump(counts: &mut BTreeMap<String, u64>, key: &str) {
-    match counts.get_mut(key) {
-        Some(n) => *n += 1,
-        None => {
-            counts.insert(key.to_string(), 1);
+/// Counts by label. Labels are a handful of static strings, so a short list
+/// found by address beats a map keyed by `String` on every line; the counts go
+/// into the report's map at the end.
+#[derive(Default)]
+struct Tally {
+    counts: Vec<(&'static str, u64)>,
+}
+
+impl Tally {
+    fn bump(&mut self, key: &'static str) {
+        let i = match self.counts.iter().position(|(k, _)| std::ptr::eq(*k, key)) {
+            Some(i) => i,
+            None => match self.counts.iter().position(|(k, _)| *k == key) {
+                Some(i) => i,
+                None => {
+                    self.counts.push((key, 0));
+                    self.counts.len() - 1
+                }
+            },
+        };
+        self.counts[i].1 += 1;
+    }
+
+    fn into_map(self, map: &mut BTreeMap<String, u64>) {
+        for (k, n) in self.counts {
+            *map.entry(k.to_string()).or_insert(0) += n;
         }
     }
 }

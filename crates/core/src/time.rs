@@ -40,6 +40,8 @@ pub struct Clock {
     /// Highest clock value handed out.
     high: f64,
     started: bool,
+    /// The last date turned into days: consecutive lines share their date.
+    last_date: Option<((i32, u32, u32), i64)>,
 }
 
 /// Result of placing one stamp on the clock.
@@ -62,9 +64,7 @@ impl Clock {
 
     fn raw_seconds(&mut self, s: &Stamp) -> f64 {
         match (s.year, s.month, s.day) {
-            (Some(y), Some(m), Some(d)) => {
-                days_from_civil(y, m, d) as f64 * 86_400.0 + s.second_of_day
-            }
+            (Some(y), Some(m), Some(d)) => self.days(y, m, d) as f64 * 86_400.0 + s.second_of_day,
             (None, Some(m), Some(d)) => {
                 if let Some(lm) = self.last_month {
                     if m + 6 < lm {
@@ -72,7 +72,7 @@ impl Clock {
                     }
                 }
                 self.last_month = Some(m);
-                days_from_civil(self.year_guess, m, d) as f64 * 86_400.0 + s.second_of_day
+                self.days(self.year_guess, m, d) as f64 * 86_400.0 + s.second_of_day
             }
             _ => {
                 let t = self.day_offset as f64 * 86_400.0 + s.second_of_day;
@@ -84,6 +84,17 @@ impl Clock {
                     }
                 }
                 t
+            }
+        }
+    }
+
+    fn days(&mut self, y: i32, m: u32, d: u32) -> i64 {
+        match self.last_date {
+            Some((date, days)) if date == (y, m, d) => days,
+            _ => {
+                let days = days_from_civil(y, m, d);
+                self.last_date = Some(((y, m, d), days));
+                days
             }
         }
     }
