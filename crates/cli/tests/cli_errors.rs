@@ -219,3 +219,54 @@ fn a_closed_stdout_pipe_ends_quietly() {
         assert!(err.is_empty(), "{format}: nothing on stderr, got {err:?}");
     }
 }
+
+/// Several MiB of mixed lines (SGLang ranks, vLLM, wrapped and glued records,
+/// access and ANSI lines): many chunks on both reading threads.
+fn mixed_log() -> Vec<u8> {
+    let mut parts = Vec::new();
+    for rel in [
+        "sglang/sglang_41_dp-tp-ep-pd-decode-rank-imbalance-uvicorn.log",
+        "sglang/sglang_23_deepseek-v3-kv-full-decode-oom-retract.log",
+        "vllm/synthetic_v1-docker-aggregated-wrapped-header-glued-cut-end.log",
+        "vllm/synthetic_v1-033-dp2-preemptions-startup-ansi.log",
+        "hostile/wrapped.log",
+        "hostile/glued.log",
+    ] {
+        parts.push(std::fs::read(fixtures().join(rel)).unwrap());
+    }
+    let mut log = Vec::new();
+    while log.len() < 5 << 20 {
+        for p in &parts {
+            log.extend_from_slice(p);
+        }
+        log.extend_from_slice(&big_log()[..200_000]);
+    }
+    log
+}
+
+#[test]
+fn a_log_of_many_chunks_reads_exactly_as_the_core_reads_it() {
+    let d = scratch("chunks");
+    let log = mixed_log();
+    let want = batchlens_core::analyze(&log, batchlens_core::Options::default());
+    let want = serde_json::to_value(&want).unwrap();
+    assert!(
+        want["input"]["stat_lines"].as_u64().unwrap() > 20_000,
+        "{}",
+        want["input"]
+    );
+    let plain = d.join("mixed.log");
+    std::fs::write(&plain, &log).unwrap();
+    assert_eq!(json_report(&plain), want, "file");
+    let gz = d.join("mixed.log.gz");
+    std::fs::write(&gz, gzip(&log)).unwrap();
+    assert_eq!(json_report(&gz), want, "gzip");
+    let out = bin()
+        .args(["diagnose", "--no-progress", "--format", "json", "-"])
+        .write_stdin(log)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got, want, "stdin");
+}
