@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # batchlens throughput benchmark (issue 6). Not part of CI: it writes GBs.
 #
-#   bench/run.sh [--size BYTES] [--big] [--no-python] [--no-gzip] [--wasm] [--dir DIR]
+#   bench/run.sh [--size BYTES] [--big] [--no-python] [--no-gzip] [--wasm] [--browser] [--dir DIR]
 #
 # Generates a realistic SGLang log (bench/gen_sglang.py, cached in DIR), builds
 # batchlens in release, then times on the same warm file, in the same run:
@@ -9,7 +9,10 @@
 #   stops at the first match when writing to /dev/null), and the Python streaming
 #   regex baseline (bench/baseline.py); peak RSS of batchlens (GNU time);
 #   batchlens on the .gz vs gzip -dc alone; with --big the same at 4x the size
-#   (the RSS must not grow); with --wasm the core in V8 (node).
+#   (the RSS must not grow); with --wasm the core in V8 (node); with --browser the
+#   file dropped on the built page (dist/, `trunk build --release`) in headless Chromium.
+# batchlens reads on three threads (reader, two read-ahead lanes); the wall time is
+# what the targets compare, the CPU time shows the work.
 set -euo pipefail
 
 SIZE=1000000000
@@ -17,6 +20,7 @@ BIG=0
 PY=1
 GZ=1
 WASM=0
+BROWSER=0
 DIR=${BENCH_DIR:-/tmp/batchlens-bench}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -25,8 +29,9 @@ while [ $# -gt 0 ]; do
     --no-python) PY=0; shift ;;
     --no-gzip) GZ=0; shift ;;
     --wasm) WASM=1; shift ;;
+    --browser) BROWSER=1; shift ;;
     --dir) DIR=$2; shift 2 ;;
-    -h|--help) sed -n 2,13p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,16p "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -140,4 +145,14 @@ if [ "$WASM" = 1 ]; then
   echo
   echo "== wasm (node, simd128)"
   "$ROOT/bench/wasm/run.sh" "$F1"
+fi
+
+if [ "$BROWSER" = 1 ]; then
+  echo
+  echo "== browser (headless Chromium, the built page)"
+  if [ ! -f "$ROOT/dist/index.html" ] || [ ! -d "$ROOT/e2e/node_modules" ]; then
+    echo "no dist/ or e2e/node_modules: run scripts/setup.sh and trunk build --release first" >&2
+  else
+    node "$ROOT/bench/browser.mjs" "$F1" "$ROOT/dist"
+  fi
 fi
