@@ -58,6 +58,26 @@ pub enum Ahead {
     NotMine,
 }
 
+/// A parser's stats reading of a line (records pushed from `mark` on) as a
+/// reading ahead: complete readings stand, anything else is undone and left to
+/// `parse`; a line without stats is the parser's `NotMine` when `untouched` says
+/// nothing else of the parser would claim it.
+pub(crate) fn ahead_of(
+    stats: Option<Outcome>,
+    out: &mut Vec<Record>,
+    mark: usize,
+    untouched: impl FnOnce() -> bool,
+) -> Option<Ahead> {
+    match stats {
+        Some(Outcome::Stats { full, damaged }) => Some(Ahead::Stats { full, damaged }),
+        Some(_) => {
+            out.truncate(mark);
+            None
+        }
+        None => untouched().then_some(Ahead::NotMine),
+    }
+}
+
 /// A parser for one engine's log lines. State (e.g. de-duplication of lines
 /// every rank prints) lives inside it.
 pub trait LineParser: Send {

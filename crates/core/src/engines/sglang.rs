@@ -10,7 +10,7 @@ use memchr::memmem::{self, Finder};
 use super::prefix::last_stamp;
 use super::prefix_cache::PrefixCache;
 use super::sglang_fields::{apply_field, plain_fields};
-use super::{Ahead, Engine, LineParser, Outcome};
+use super::{ahead_of, Ahead, Engine, LineParser, Outcome};
 use crate::config::{py_str, python_pairs};
 use crate::fields::{boolean, float, trim, uint, uint32};
 use crate::model::{ConfigItem, Event, EventKind, Record, Sample, SampleKind, SourceName};
@@ -689,15 +689,9 @@ impl LineParser for SglangParser {
 
     fn read_ahead(&mut self, line: &[u8], out: &mut Vec<Record>) -> Option<Ahead> {
         let mark = out.len();
-        match self.parse_stats(line, 0, false, out) {
-            Some(Outcome::Stats { full, damaged }) => Some(Ahead::Stats { full, damaged }),
-            Some(_) => {
-                out.truncate(mark);
-                None
-            }
-            // Only the phrases behind the gate need state (retractions are de-duplicated).
-            None => (!phrases().gate.may_hold(line)).then_some(Ahead::NotMine),
-        }
+        let stats = self.parse_stats(line, 0, false, out);
+        // Only the phrases behind the gate need state (retractions are de-duplicated).
+        ahead_of(stats, out, mark, || !phrases().gate.may_hold(line))
     }
 
     fn parse(&mut self, line: &[u8], no: u64, last_chance: bool, out: &mut Vec<Record>) -> Outcome {

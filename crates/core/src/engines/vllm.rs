@@ -13,7 +13,7 @@
 use memchr::memmem;
 
 use super::prefix::last_stamp;
-use super::{Ahead, Engine, LineParser, Outcome};
+use super::{ahead_of, Ahead, Engine, LineParser, Outcome};
 use crate::config::{py_str, python_pairs};
 use crate::fields::{boolean, float, trim, uint, uint32};
 use crate::model::{ConfigItem, Event, EventKind, Record, Sample, SampleKind};
@@ -766,14 +766,9 @@ impl LineParser for VllmParser {
 
     fn read_ahead(&mut self, line: &[u8], out: &mut Vec<Record>) -> Option<Ahead> {
         let mark = out.len();
-        match self.parse_stats(line, 0, false, out) {
-            Some(Outcome::Stats { full, damaged }) => Some(Ahead::Stats { full, damaged }),
-            Some(_) => {
-                out.truncate(mark);
-                None
-            }
-            None => is_access_line(line).then_some(Ahead::NotMine),
-        }
+        let stats = self.parse_stats(line, 0, false, out);
+        // An access line is turned away right after the stats search.
+        ahead_of(stats, out, mark, || is_access_line(line))
     }
 
     fn parse(&mut self, line: &[u8], no: u64, last_chance: bool, out: &mut Vec<Record>) -> Outcome {
