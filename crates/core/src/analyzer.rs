@@ -163,7 +163,9 @@ impl Analyzer {
     }
 
     fn on_line(&mut self, no: u64, raw: &[u8]) {
-        if memchr::memchr(0x1b, raw).is_some() {
+        // A line read ahead holds no ANSI code (those are left unread).
+        let read_ahead = matches!(self.ahead, Some((_, pre)) if pre != Pre::Unread);
+        if !read_ahead && memchr::memchr(0x1b, raw).is_some() {
             let mut s = std::mem::take(&mut self.scratch);
             strip_ansi(raw, &mut s);
             self.on_clean_line(no, &s);

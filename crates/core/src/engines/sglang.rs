@@ -183,25 +183,14 @@ fn find_sep(hay: &[u8], sep: [u8; 2]) -> Option<usize> {
         .position(|w| w[0] == sep[0] && w[1] == sep[1])
 }
 
+#[derive(Default)]
 pub struct SglangParser {
-    batch: memmem::Finder<'static>,
     /// Headers of the line being read (reused: no allocation per line).
     hdrs: Vec<Found>,
     /// Recent retraction lines, to count once what every TP rank prints.
     recent_events: Vec<(SourceName, i64, u64)>,
     /// Rank tokens by their text: a handful of distinct texts in millions of lines.
     ranks: PrefixCache<Ranks>,
-}
-
-impl Default for SglangParser {
-    fn default() -> Self {
-        SglangParser {
-            batch: memmem::Finder::new(b"batch"),
-            hdrs: Vec::new(),
-            recent_events: Vec::new(),
-            ranks: PrefixCache::default(),
-        }
-    }
 }
 
 /// The prefix facts of one record.
@@ -284,11 +273,16 @@ struct Found {
 impl SglangParser {
     fn headers(&self, line: &[u8], v: &mut Vec<Found>) {
         v.clear();
-        // One byte scan turns away most other lines (access lines hold no `b`).
-        if memchr::memchr(b'b', line).is_none() {
-            return;
-        }
-        for pos in self.batch.find_iter(line) {
+        // Every `batch` starts at a `b`, and stats lines hold few (access lines
+        // none): stepping from `b` to `b` is one byte scan per line, mostly.
+        // ("batch" cannot overlap itself, so these are all its occurrences.)
+        let mut from = 0;
+        while let Some(i) = memchr::memchr(b'b', &line[from..]) {
+            let pos = from + i;
+            from = pos + 1;
+            if !line[pos..].starts_with(b"batch") {
+                continue;
+            }
             let before = &line[..pos];
             let (kind, start) = if before.ends_with(b"Decode ") {
                 (Header::Decode, pos - 7)
