@@ -125,8 +125,9 @@ impl Analyzer {
 
     /// Feeds a chunk read ahead by a [`crate::ReadAhead`] (possibly on another
     /// thread): the same report as [`Analyzer::feed`], with the lines' reading
-    /// already done. The reading is used up (its memory can be reused). Chunks must follow one another as with `feed`; a reading
-    /// that does not fit (the previous chunk ended mid-line, other engines) is ignored.
+    /// already done. The reading is used up (its memory can be reused). Chunks
+    /// follow one another as with `feed`; a reading that does not fit (the
+    /// previous chunk ended mid-line, other engines) is ignored.
     pub fn feed_prepared(&mut self, chunk: &[u8], prepared: &mut Prepared) {
         if !self.splitter.at_line_start() || prepared.engines != engines_tried(&self.opts) {
             return self.feed(chunk);

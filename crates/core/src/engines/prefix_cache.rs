@@ -1,15 +1,15 @@
-//! Memoised reading of line prefixes (rank tokens and the like).
+//! Memoised reading of short texts that repeat from line to line, such as the
+//! rank tokens of a prefix (` DP0 TP0 EP0`).
 //!
-//! A busy log repeats the same prefix (`[2026-05-07 13:40:01 DP0 TP0 EP0] `)
-//! on every line of a second and rank; reading it once per distinct text
-//! instead of once per line takes the timestamp and rank scan off the hot path.
-//! The reader is a pure function of the bytes, so a hit returns exactly what a
-//! fresh read would.
+//! A busy log prints millions of lines but only a handful of distinct rank
+//! texts; reading each once instead of once per line (tokenising, formatting
+//! the `DP3` label, allocating it) takes that work off the hot path. The reader
+//! is a pure function of the bytes, so a hit returns exactly what a fresh read
+//! would.
 
-/// Distinct prefixes remembered: ranks interleave within a second, so a few
-/// times the usual rank count.
+/// Distinct texts remembered: a few times the usual rank count.
 const SLOTS: usize = 16;
-/// Longer prefixes are read every time (collector-wrapped lines are rare).
+/// Longer texts are read every time (they are rare).
 const MAX_KEY: usize = 128;
 
 pub struct PrefixCache<T> {
