@@ -8,9 +8,10 @@ use serde::Serialize;
 
 use crate::time::Stamp;
 
-/// A source label (`DP3`, `Engine 001`), shared between the samples of a source:
-/// a busy log prints millions of samples and only a handful of sources.
-pub type SourceName = std::sync::Arc<str>;
+/// A source label (`DP3`, `Engine 001`), carried by every sample: a short
+/// string kept inline, so handing it to millions of samples (across threads)
+/// neither allocates nor touches a shared reference count.
+pub type SourceName = smol_str::SmolStr;
 
 /// Which part of the engine's loop a stats line describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

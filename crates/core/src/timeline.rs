@@ -6,7 +6,7 @@
 //! second time. Counts and throughput are summed over a round, KV usage averaged.
 
 use crate::config::ServerConfig;
-use crate::model::{ConfigItem, Event, EventKind, Record, Sample, SampleKind, SourceName};
+use crate::model::{ConfigItem, Event, EventKind, Record, Sample, SampleKind};
 use crate::report::{EventSummary, SourceSeries, SourceSummary, Summary, TimelineReport};
 use crate::round::sig;
 use crate::series::{Obs, Series};
@@ -19,8 +19,6 @@ pub const IDLE_GAP_S: f64 = 30.0;
 const MAX_SOURCES: usize = 256;
 const MAX_SOURCE_SERIES: usize = 32;
 const MAX_EVENTS_LISTED: usize = 50;
-/// Name allocations remembered by address (a few per rank: each reader thread has its own).
-const SOURCE_NAMES_KEPT: usize = 16;
 const MAX_GAPS_LISTED: usize = 20;
 
 /// A running mean: all a source's summary shows (no quantiles, so no histogram per source).
@@ -193,8 +191,6 @@ pub struct Timeline {
     last_stat_t: Option<f64>,
     last_was_idle_zero: bool,
     sources: Vec<SourceAcc>,
-    /// Recently seen name allocations and their source.
-    source_names: Vec<(SourceName, usize)>,
     decode: Phase,
     prefill: Phase,
     series: Series,
@@ -245,24 +241,7 @@ impl Timeline {
         Some(tick.seconds)
     }
 
-    fn source_index(&mut self, name: &SourceName) -> usize {
-        // Samples of one source usually share one name allocation: match it by address.
-        if let Some(&(_, i)) = self
-            .source_names
-            .iter()
-            .find(|(n, _)| SourceName::ptr_eq(n, name))
-        {
-            return i;
-        }
-        let i = self.source_index_by_text(name);
-        if self.source_names.len() >= SOURCE_NAMES_KEPT {
-            self.source_names.remove(0);
-        }
-        self.source_names.push((name.clone(), i));
-        i
-    }
-
-    fn source_index_by_text(&mut self, name: &str) -> usize {
+    fn source_index(&mut self, name: &str) -> usize {
         if let Some(i) = self.sources.iter().position(|s| s.name == name) {
             return i;
         }
