@@ -9,7 +9,7 @@ use memchr::memmem::{self, Finder};
 
 use super::prefix::last_stamp;
 use super::prefix_cache::PrefixCache;
-use super::sglang_fields::{apply_field, plain_fields};
+use super::sglang_fields::{apply_field, plain_fields, KeyMemo};
 use super::{ahead_of, Ahead, Engine, LineParser, Outcome};
 use crate::config::{py_str, python_pairs};
 use crate::fields::{boolean, float, trim, uint, uint32};
@@ -191,6 +191,8 @@ pub struct SglangParser {
     recent_events: Vec<(SourceName, i64, u64)>,
     /// Rank tokens by their text: a handful of distinct texts in millions of lines.
     ranks: PrefixCache<Ranks>,
+    /// Field keys seen, in the order they follow one another.
+    keys: KeyMemo,
 }
 
 /// The prefix facts of one record.
@@ -322,7 +324,15 @@ impl SglangParser {
         let o = if hs.is_empty() {
             None
         } else {
-            read_records(&hs, line, no, last_chance, &mut self.ranks, out)
+            read_records(
+                &hs,
+                line,
+                no,
+                last_chance,
+                &mut self.ranks,
+                &mut self.keys,
+                out,
+            )
         };
         self.hdrs = hs;
         o
@@ -336,6 +346,7 @@ fn read_records(
     no: u64,
     last_chance: bool,
     ranks: &mut PrefixCache<Ranks>,
+    memo: &mut KeyMemo,
     out: &mut Vec<Record>,
 ) -> Option<Outcome> {
     let mut full = 0;
@@ -349,7 +360,7 @@ fn read_records(
         let prefix = read_prefix_with(&line[seg_start..h.start], |t| ranks.get(t, rank_tokens));
         let body = &line[h.end..body_end];
         let is_last = k + 1 == hs.len();
-        let (sample, complete, truncated) = read_body(h.kind, body, no, prefix);
+        let (sample, complete, truncated) = read_body(h.kind, body, no, prefix, memo);
         if !complete && truncated && is_last && hs.len() == 1 && !last_chance {
             return Some(Outcome::Incomplete);
         }
@@ -459,7 +470,13 @@ fn cut_before_prefix(line: &[u8], body_start: usize, next_header: usize) -> usiz
 }
 
 /// Reads a record body into a sample. Returns (sample, read in full, ends cut short).
-fn read_body(kind: Header, body: &[u8], no: u64, prefix: PrefixInfo) -> (Sample, bool, bool) {
+fn read_body(
+    kind: Header,
+    body: &[u8],
+    no: u64,
+    prefix: PrefixInfo,
+    memo: &mut KeyMemo,
+) -> (Sample, bool, bool) {
     let mut s = Sample {
         line: no,
         source: prefix.dp,
@@ -498,7 +515,7 @@ fn read_body(kind: Header, body: &[u8], no: u64, prefix: PrefixInfo) -> (Sample,
     let mut cut_short = false;
     let trimmed = trim(b);
     let trimmed = trimmed.strip_suffix(b",").unwrap_or(trimmed);
-    if sep == *b", " && !mixed && plain_fields(trimmed, &mut s) {
+    if sep == *b", " && !mixed && plain_fields(trimmed, &mut s, memo) {
         return finish_body(kind, s, true, false);
     }
     if !mixed {

@@ -125,28 +125,40 @@ fn is_value(v: &[u8]) -> bool {
 /// On that layout the general split finds exactly these pairs and reads these
 /// values (same digits, same division), so the sample is the same; anything
 /// else returns false and the general reading starts again.
-pub(super) fn plain_fields(b: &[u8], s: &mut Sample) -> bool {
+pub(super) fn plain_fields(b: &[u8], s: &mut Sample, memo: &mut KeyMemo) -> bool {
     let mut i = 0;
+    let mut prev = START;
     loop {
         let key_from = i;
-        let Some(colon) = memchr::memchr(b':', &b[i..]) else {
-            return false;
+        let (slot, id) = match memo.expected(prev, &b[i..]) {
+            Some((len, slot, id)) => {
+                i += len;
+                (slot, id)
+            }
+            None => {
+                let Some(colon) = memchr::memchr(b':', &b[i..]) else {
+                    return false;
+                };
+                i += colon;
+                let key = &b[key_from..i];
+                if key.is_empty()
+                    || key[0].is_ascii_whitespace()
+                    || key[key.len() - 1].is_ascii_whitespace()
+                {
+                    return false;
+                }
+                let slot = slot(key);
+                // Known keys hold no `,`; another key with one would be split there.
+                if slot == Slot::Unused && memchr::memchr(b',', key).is_some() {
+                    return false;
+                }
+                (slot, memo.learn(prev, key, slot))
+            }
         };
-        i += colon;
-        let key = &b[key_from..i];
-        if b.get(i + 1) != Some(&b' ')
-            || key.is_empty()
-            || key[0].is_ascii_whitespace()
-            || key[key.len() - 1].is_ascii_whitespace()
-        {
+        if b.get(i + 1) != Some(&b' ') {
             return false;
         }
         i += 2;
-        let slot = slot(key);
-        // Known keys hold no `,`; another key with one would be split there.
-        if slot == Slot::Unused && memchr::memchr(b',', key).is_some() {
-            return false;
-        }
         let Some((v, end)) = plain_value(b, i, slot) else {
             return false;
         };
@@ -161,6 +173,75 @@ pub(super) fn plain_fields(b: &[u8], s: &mut Sample) -> bool {
             return false;
         }
         i += 2;
+        prev = id;
+    }
+}
+
+/// Where a field list starts, for [`KeyMemo`].
+const START: u16 = 0;
+/// Keys remembered, and successors remembered per key.
+const MEMO_KEYS: usize = 48;
+const MEMO_NEXT: usize = 4;
+const NO_KEY: u16 = u16::MAX;
+
+/// The keys that followed each key in earlier lines (a log prints the same
+/// layouts over and over), so the next key is checked by one comparison
+/// instead of searched for and looked up. A key is only remembered after the
+/// search found it whole (no `:` or `,` inside, no padding), so a text that
+/// starts with it followed by `:` is exactly what the search would find.
+pub(super) struct KeyMemo {
+    /// Key `k` is `keys[k - 1]` (0 is the start).
+    keys: Vec<(Box<[u8]>, Slot)>,
+    next: Vec<[u16; MEMO_NEXT]>,
+}
+
+impl Default for KeyMemo {
+    fn default() -> Self {
+        KeyMemo {
+            keys: Vec::new(),
+            next: vec![[NO_KEY; MEMO_NEXT]],
+        }
+    }
+}
+
+impl KeyMemo {
+    /// A remembered successor of `prev` that `rest` starts with, followed by `:`:
+    /// (its length, slot, id).
+    #[inline]
+    fn expected(&self, prev: u16, rest: &[u8]) -> Option<(usize, Slot, u16)> {
+        let next = self.next.get(prev as usize)?;
+        next.iter().take_while(|&&k| k != NO_KEY).find_map(|&k| {
+            let (key, slot) = &self.keys[k as usize - 1];
+            (rest.get(key.len()) == Some(&b':') && rest.starts_with(key)).then_some((
+                key.len(),
+                *slot,
+                k,
+            ))
+        })
+    }
+
+    /// Remembers `key` as a successor of `prev`; its id (`NO_KEY` when full).
+    fn learn(&mut self, prev: u16, key: &[u8], slot: Slot) -> u16 {
+        let id = match self.keys.iter().position(|(k, _)| **k == *key) {
+            Some(i) => i as u16 + 1,
+            None if self.keys.len() < MEMO_KEYS => {
+                self.keys.push((key.into(), slot));
+                self.next.push([NO_KEY; MEMO_NEXT]);
+                self.keys.len() as u16
+            }
+            None => return NO_KEY,
+        };
+        if let Some(next) = self.next.get_mut(prev as usize) {
+            if !next.contains(&id) {
+                // Room for a few layouts; the newest replaces the last one.
+                let free = next
+                    .iter()
+                    .position(|&k| k == NO_KEY)
+                    .unwrap_or(MEMO_NEXT - 1);
+                next[free] = id;
+            }
+        }
+        id
     }
 }
 
@@ -307,13 +388,41 @@ mod tests {
         for b in bodies {
             let (want, ok) = general(b);
             let mut got = Sample::default();
-            if plain_fields(b, &mut got) {
+            if plain_fields(b, &mut got, &mut KeyMemo::default()) {
                 assert!(ok, "{}", String::from_utf8_lossy(b));
                 assert_eq!(got, want, "{}", String::from_utf8_lossy(b));
             }
         }
+        // With keys remembered from earlier lines, the same again; including
+        // keys that start like a remembered one and layouts that branch.
+        let mut memo = KeyMemo::default();
+        let more: [&[u8]; 6] = [
+            b"#token: 5, #tokens: 6, token usage: 0.5",
+            b"#token: 5, #token x: 6, token usage: 0.5",
+            b"#token: 5, token usage, x: 1",
+            b"#running-req: 1, accept len: 2.5, gen throughput (token/s): 3.5",
+            b"#running-req: 1, largest-len: 0, gen throughput (token/s): 3.5",
+            b"#running-req: 1, #token: 2, gen throughput (token/s): 3.5, #queue-req: 0",
+        ];
+        for round in 0..3 {
+            for b in bodies.iter().chain(more.iter()) {
+                let (want, ok) = general(b);
+                let mut got = Sample::default();
+                if plain_fields(b, &mut got, &mut memo) {
+                    assert!(ok, "round {round}: {}", String::from_utf8_lossy(b));
+                    assert_eq!(got, want, "round {round}: {}", String::from_utf8_lossy(b));
+                }
+                let mut fresh = Sample::default();
+                assert_eq!(
+                    plain_fields(b, &mut fresh, &mut KeyMemo::default()),
+                    plain_fields(b, &mut Sample::default(), &mut memo),
+                    "round {round}: {}",
+                    String::from_utf8_lossy(b)
+                );
+            }
+        }
         let mut s = Sample::default();
-        assert!(plain_fields(bodies[0], &mut s));
+        assert!(plain_fields(bodies[0], &mut s, &mut KeyMemo::default()));
         assert_eq!(
             (s.running, s.queued, s.kv_tokens),
             (Some(56), Some(94), Some(81290))
@@ -331,7 +440,7 @@ mod tests {
             b"#token: 1_000",
         ] {
             assert!(
-                !plain_fields(b, &mut Sample::default()),
+                !plain_fields(b, &mut Sample::default(), &mut KeyMemo::default()),
                 "{}",
                 String::from_utf8_lossy(b)
             );
