@@ -360,8 +360,13 @@ fn read_records(
         let prefix = read_prefix_with(&line[seg_start..h.start], |t| ranks.get(t, rank_tokens));
         let body = &line[h.end..body_end];
         let is_last = k + 1 == hs.len();
-        let (sample, complete, truncated) = read_body(h.kind, body, no, prefix, memo);
+        out.push(Record::Sample(new_sample(h.kind, no, prefix)));
+        let Some(Record::Sample(s)) = out.last_mut() else {
+            unreachable!("just pushed")
+        };
+        let (complete, truncated) = read_body(h.kind, body, s, memo);
         if !complete && truncated && is_last && hs.len() == 1 && !last_chance {
+            out.pop();
             return Some(Outcome::Incomplete);
         }
         if complete {
@@ -369,9 +374,7 @@ fn read_records(
         } else {
             damaged += 1;
         }
-        let mut s = sample;
         s.damaged = !complete;
-        out.push(Record::Sample(s));
         seg_start = body_end;
     }
     Some(Outcome::Stats { full, damaged })
@@ -470,14 +473,9 @@ fn cut_before_prefix(line: &[u8], body_start: usize, next_header: usize) -> usiz
 }
 
 /// Reads a record body into a sample. Returns (sample, read in full, ends cut short).
-fn read_body(
-    kind: Header,
-    body: &[u8],
-    no: u64,
-    prefix: PrefixInfo,
-    memo: &mut KeyMemo,
-) -> (Sample, bool, bool) {
-    let mut s = Sample {
+/// The sample of a record before its body is read.
+fn new_sample(kind: Header, no: u64, prefix: PrefixInfo) -> Sample {
+    Sample {
         line: no,
         source: prefix.dp,
         stamp: prefix.stamp,
@@ -486,7 +484,12 @@ fn read_body(
             _ => SampleKind::Prefill,
         }),
         ..Sample::default()
-    };
+    }
+}
+
+/// Reads a record body into `s` (from [`new_sample`]; filled where it lies, a
+/// sample is large). Returns (read in full, ends cut short).
+fn read_body(kind: Header, body: &[u8], s: &mut Sample, memo: &mut KeyMemo) -> (bool, bool) {
     let mut b = body;
     // " [123]" iteration number.
     if b.starts_with(b" [") {
@@ -515,12 +518,12 @@ fn read_body(
     let mut cut_short = false;
     let trimmed = trim(b);
     let trimmed = trimmed.strip_suffix(b",").unwrap_or(trimmed);
-    if sep == *b", " && !mixed && plain_fields(trimmed, &mut s, memo) {
+    if sep == *b", " && !mixed && plain_fields(trimmed, s, memo) {
         return finish_body(kind, s, true, false);
     }
     if !mixed {
         // The plain reading stopped part-way: start again from a clean sample.
-        s = Sample {
+        *s = Sample {
             line: s.line,
             source: std::mem::take(&mut s.source),
             stamp: s.stamp,
@@ -544,7 +547,7 @@ fn read_body(
                 Some(c) => {
                     let key = &seg[..c];
                     let val = trim(&seg[c + 2..]);
-                    if !apply_field(&mut s, key, val) {
+                    if !apply_field(s, key, val) {
                         ok = false;
                         if last {
                             cut_short = true;
@@ -570,7 +573,7 @@ fn read_body(
 
 /// Whether the fields every record of its kind carries were read; returns
 /// (sample, read in full, ends cut short).
-fn finish_body(kind: Header, s: Sample, mut ok: bool, mut cut_short: bool) -> (Sample, bool, bool) {
+fn finish_body(kind: Header, s: &Sample, mut ok: bool, mut cut_short: bool) -> (bool, bool) {
     let required = match kind {
         Header::Decode => s.running.is_some() && s.gen_tok_s.is_some(),
         Header::Prefill | Header::NewFill => {
@@ -582,7 +585,7 @@ fn finish_body(kind: Header, s: Sample, mut ok: bool, mut cut_short: bool) -> (S
         ok = false;
         cut_short = true;
     }
-    (s, ok, cut_short)
+    (ok, cut_short)
 }
 
 /// Config items from startup lines.
