@@ -98,6 +98,42 @@ pub fn last_stamp(text: &[u8]) -> Option<Found> {
     None
 }
 
+/// [`last_stamp`] for the commonest prefix, `[YYYY-MM-DD HH:MM:SS` followed by
+/// ` ` or `]` and no other `:`, read at fixed places instead of searched for.
+/// `None` (ask `last_stamp`) for anything else, including out-of-range fields.
+pub fn bracketed_stamp(p: &[u8]) -> Option<Found> {
+    let b = p.get(..21)?;
+    let num = |i: usize, n: usize| {
+        b[i..i + n].iter().try_fold(0u32, |v, &c| {
+            c.is_ascii_digit().then(|| v * 10 + (c - b'0') as u32)
+        })
+    };
+    let shape = b[0] == b'['
+        && b[5] == b'-'
+        && b[8] == b'-'
+        && b[11] == b' '
+        && b[14] == b':'
+        && b[17] == b':'
+        && (b[20] == b' ' || b[20] == b']');
+    if !shape || memchr::memchr(b':', &p[20..]).is_some() {
+        return None;
+    }
+    let (y, mo, d) = (num(1, 4)?, num(6, 2)?, num(9, 2)?);
+    let (h, mi, s) = (num(12, 2)?, num(15, 2)?, num(18, 2)?);
+    let ok =
+        y >= 1970 && (1..=12).contains(&mo) && (1..=31).contains(&d) && h < 24 && mi < 60 && s < 61;
+    ok.then(|| Found {
+        stamp: Stamp {
+            year: Some(y as i32),
+            month: Some(mo),
+            day: Some(d),
+            second_of_day: (h * 3600 + mi * 60 + s) as f64,
+        },
+        start: 1,
+        end: 20,
+    })
+}
+
 /// Whether a line begins like a log record rather than a wrapped continuation.
 pub fn starts_like_record(line: &[u8]) -> bool {
     let b = crate::fields::trim(line);
@@ -142,6 +178,46 @@ mod tests {
         assert_eq!((f.stamp.year, f.stamp.month), (None, None));
         assert!(last_stamp(b"[gpu=0] ").is_none());
         assert!(last_stamp(b"abc 99:99:99 ").is_none());
+    }
+
+    #[test]
+    fn the_bracketed_reading_is_what_the_search_finds() {
+        let mut cases: Vec<Vec<u8>> = Vec::new();
+        for stamp in [
+            "2026-05-07 13:40:01",
+            "1969-05-07 13:40:01",
+            "2026-13-07 13:40:01",
+            "2026-00-07 13:40:01",
+            "2026-05-32 13:40:01",
+            "2026-05-07 24:40:01",
+            "2026-05-07 13:60:01",
+            "2026-05-07 13:40:61",
+            "2026-05-07 13:40:60",
+            "2026-5-07 13:40:01x",
+            "2026-05-07T13:40:01",
+            "2a26-05-07 13:40:01",
+        ] {
+            for tail in [
+                " DP0 TP0 EP0] ",
+                "] ",
+                " TP1] x",
+                ".123 TP0] ",
+                " 12:00:00] ",
+                "]",
+                " [gpu=0] ",
+            ] {
+                cases.push(format!("[{stamp}{tail}").into_bytes());
+            }
+        }
+        cases.push(b"[2026-05-07 13:40:01".to_vec());
+        let mut fast = 0;
+        for c in &cases {
+            if let Some(f) = bracketed_stamp(c) {
+                fast += 1;
+                assert_eq!(Some(f), last_stamp(c), "{}", String::from_utf8_lossy(c));
+            }
+        }
+        assert!(fast >= 10, "{fast}");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use memchr::memmem::{self, Finder};
 
-use super::prefix::last_stamp;
+use super::prefix::{bracketed_stamp, last_stamp};
 use super::prefix_cache::PrefixCache;
 use super::sglang_fields::{apply_field, plain_fields, KeyMemo};
 use super::{ahead_of, Ahead, Engine, LineParser, Outcome};
@@ -212,7 +212,7 @@ pub fn read_prefix(p: &[u8]) -> PrefixInfo {
 
 /// [`read_prefix`], with the rank tokens read through `ranks` (a cache on the hot path).
 fn read_prefix_with(p: &[u8], ranks: impl FnOnce(&[u8]) -> Ranks) -> PrefixInfo {
-    let (stamp, tail_from) = match last_stamp(p) {
+    let (stamp, tail_from) = match bracketed_stamp(p).or_else(|| last_stamp(p)) {
         Some(f) => (Some(f.stamp), f.end),
         None => (None, 0),
     };
