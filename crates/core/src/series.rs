@@ -134,10 +134,12 @@ impl Series {
         } else {
             0.0
         };
-        while t / self.width_s >= MAX_BUCKETS as f64 {
+        let mut q = t / self.width_s;
+        while q >= MAX_BUCKETS as f64 {
             self.halve();
+            q = t / self.width_s;
         }
-        let i = (t / self.width_s) as usize;
+        let i = q as usize;
         if self.buckets.len() <= i {
             self.buckets.resize(i + 1, Bucket::default());
         }
