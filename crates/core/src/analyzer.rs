@@ -6,7 +6,7 @@ use crate::engines::{common, parser_for, Engine, LineParser, Outcome};
 use crate::fields::excerpt;
 use crate::lines::{strip_ansi, Line, LineSplitter, MAX_LINE};
 use crate::model::{Record, SampleKind};
-use crate::prepass::{Pre, Prepared};
+use crate::read_ahead::{Pre, Prepared};
 use crate::report::{InputStats, LineExample, Report, SCHEMA_VERSION};
 use crate::timeline::Timeline;
 

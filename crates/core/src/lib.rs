@@ -21,7 +21,7 @@ pub mod engines;
 pub mod fields;
 pub mod lines;
 pub mod model;
-pub mod prepass;
+pub mod read_ahead;
 pub mod reconcile;
 pub mod render;
 pub mod report;
@@ -34,5 +34,5 @@ pub mod whatif;
 
 pub use analyzer::{analyze, Analyzer, Options};
 pub use engines::Engine;
-pub use prepass::{Prepared, ReadAhead};
+pub use read_ahead::{Prepared, ReadAhead};
 pub use report::Report;
