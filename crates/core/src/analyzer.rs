@@ -50,9 +50,11 @@ pub struct Analyzer {
     odd_bytes: usize,
     /// Benchmark summary blocks and per-request lines.
     client_lines: crate::client::ClientLines,
-    /// The line being fed, as read ahead ([`Analyzer::feed_prepared`]), and its records.
+    /// The line being fed, as read ahead ([`Analyzer::feed_prepared`]).
     ahead: Option<(u64, Pre)>,
+    /// The records of the chunk being fed, and the range of the line's own.
     ahead_recs: Vec<Record>,
+    ahead_range: std::ops::Range<usize>,
     stat_kinds: Tally,
     other_kinds: Tally,
 }
@@ -91,6 +93,7 @@ impl Analyzer {
             client_lines: crate::client::ClientLines::default(),
             ahead: None,
             ahead_recs: Vec::new(),
+            ahead_range: 0..0,
             stat_kinds: Tally::default(),
             other_kinds: Tally::default(),
         }
@@ -134,21 +137,27 @@ impl Analyzer {
         }
         self.input.bytes += chunk.len() as u64;
         self.sniff(chunk);
+        // The records stay where they were read; each line gets its range.
+        std::mem::swap(&mut self.ahead_recs, &mut prepared.records);
         let mut pres = prepared.lines.drain(..);
-        let mut recs = prepared.records.drain(..);
+        let mut next_rec = 0;
         let mut splitter = std::mem::take(&mut self.splitter);
         splitter.feed(chunk, &mut |l: Line<'_>| {
             let pre = pres.next().unwrap_or(Pre::Unread);
-            self.ahead_recs.clear();
+            self.ahead_range = next_rec..next_rec;
             if let Pre::Stats { full, damaged, .. } = pre {
-                self.ahead_recs
-                    .extend(recs.by_ref().take((full + damaged) as usize));
+                let end = (next_rec + (full + damaged) as usize).min(self.ahead_recs.len());
+                self.ahead_range = next_rec..end;
+                next_rec = end;
             }
             self.ahead = Some((l.no, pre));
             self.on_line(l.no, l.bytes);
             self.ahead = None;
         });
         self.splitter = splitter;
+        drop(pres);
+        std::mem::swap(&mut self.ahead_recs, &mut prepared.records);
+        prepared.records.clear();
     }
 
     fn sniff(&mut self, chunk: &[u8]) {
@@ -209,6 +218,8 @@ impl Analyzer {
             _ => Pre::Unread,
         };
         let mut unclaimed_label = None;
+        // This line's records when read ahead (they are used where they lie).
+        let mut ahead_range = 0..0;
         match pre {
             Pre::Stats {
                 engine: e,
@@ -217,14 +228,12 @@ impl Analyzer {
             } => {
                 outcome = Outcome::Stats { full, damaged };
                 engine = Some(e);
-                for r in self.ahead_recs.iter_mut() {
+                ahead_range = self.ahead_range.clone();
+                for r in &mut self.ahead_recs[ahead_range.clone()] {
                     if let Record::Sample(s) = r {
                         s.line = no;
                     }
                 }
-                // Taken from there below, without a copy into `recs` (empty between lines).
-                debug_assert!(self.recs.is_empty());
-                std::mem::swap(&mut self.recs, &mut self.ahead_recs);
             }
             Pre::Unclaimed(label) => unclaimed_label = Some(label),
             Pre::Unread => {
@@ -282,8 +291,13 @@ impl Analyzer {
                 }
             },
         }
-        for r in self.recs.drain(..) {
-            if let Record::Sample(s) = &r {
+        let recs = if ahead_range.is_empty() {
+            &self.recs[..]
+        } else {
+            &self.ahead_recs[ahead_range]
+        };
+        for r in recs {
+            if let Record::Sample(s) = r {
                 let k = match s.kind {
                     Some(SampleKind::Decode) => "decode",
                     Some(SampleKind::Prefill) => "prefill",
@@ -291,8 +305,9 @@ impl Analyzer {
                 };
                 self.stat_kinds.bump(k);
             }
-            self.timeline.add(r);
+            self.timeline.add_ref(r);
         }
+        self.recs.clear();
     }
 
     fn count_other(&mut self, label: &'static str) {

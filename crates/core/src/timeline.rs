@@ -276,10 +276,16 @@ impl Timeline {
     }
 
     pub fn add(&mut self, r: Record) {
+        self.add_ref(&r)
+    }
+
+    /// [`Timeline::add`] without moving the record (samples are large; events,
+    /// the only part kept, are rare and cloned).
+    pub fn add_ref(&mut self, r: &Record) {
         match r {
             Record::Sample(s) => self.add_sample(s),
-            Record::Event(e) => self.add_event(e),
-            Record::Config { line, items } => self.add_config(line, &items),
+            Record::Event(e) => self.add_event(e.clone()),
+            Record::Config { line, items } => self.add_config(*line, items),
             Record::Other => {}
         }
     }
@@ -325,7 +331,7 @@ impl Timeline {
         self.push_event(e);
     }
 
-    fn add_sample(&mut self, s: Sample) {
+    fn add_sample(&mut self, s: &Sample) {
         self.samples_since_start = true;
         let placed = self.place(s.stamp.as_ref(), s.line);
         // Lines without a timestamp inherit the last one: order is what we know.
@@ -407,7 +413,7 @@ impl Timeline {
         if prefill {
             self.prefill_tokens += s.prefill_tokens.unwrap_or(0);
             self.cached_tokens += s.cached_tokens.unwrap_or(0);
-            self.prefill.add(src, rel, &s, &mut self.series, true);
+            self.prefill.add(src, rel, s, &mut self.series, true);
         } else {
             if let Some(p) = s.preempted.filter(|&p| p > 0) {
                 // Per-interval preemption counts (vLLM V1) are events too.
@@ -415,7 +421,7 @@ impl Timeline {
                 self.retracted_requests += p as u64;
                 self.series.add_retraction(rel, s.line);
             }
-            self.decode.add(src, rel, &s, &mut self.series, false);
+            self.decode.add(src, rel, s, &mut self.series, false);
         }
     }
 
