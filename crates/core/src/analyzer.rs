@@ -305,7 +305,7 @@ impl Analyzer {
                 };
                 self.stat_kinds.bump(k);
             }
-            self.timeline.add_ref(r);
+            self.timeline.add(r);
         }
         self.recs.clear();
     }

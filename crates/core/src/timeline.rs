@@ -275,13 +275,9 @@ impl Timeline {
         }
     }
 
-    pub fn add(&mut self, r: Record) {
-        self.add_ref(&r)
-    }
-
-    /// [`Timeline::add`] without moving the record (samples are large; events,
-    /// the only part kept, are rare and cloned).
-    pub fn add_ref(&mut self, r: &Record) {
+    /// Takes a record by reference: samples are large and read where they lie;
+    /// events, the only part kept, are rare and cloned.
+    pub fn add(&mut self, r: &Record) {
         match r {
             Record::Sample(s) => self.add_sample(s),
             Record::Event(e) => self.add_event(e.clone()),
