@@ -51,12 +51,18 @@ pub struct Analyzer {
     /// Benchmark summary blocks and per-request lines.
     client_lines: crate::client::ClientLines,
     /// The line being fed, as read ahead ([`Analyzer::feed_prepared`]).
-    ahead: Option<(u64, Pre)>,
-    /// The records of the chunk being fed, and the range of the line's own.
+    ahead: Option<Ahead>,
+    /// The records of the chunk being fed (each line's `Ahead` says which are its own).
     ahead_recs: Vec<Record>,
-    ahead_range: std::ops::Range<usize>,
     stat_kinds: Tally,
     other_kinds: Tally,
+}
+
+/// A line as read ahead: its reading, and where its records lie in `ahead_recs`.
+struct Ahead {
+    no: u64,
+    pre: Pre,
+    recs: std::ops::Range<usize>,
 }
 
 /// The engines whose parsers read each line, in order.
@@ -93,7 +99,6 @@ impl Analyzer {
             client_lines: crate::client::ClientLines::default(),
             ahead: None,
             ahead_recs: Vec::new(),
-            ahead_range: 0..0,
             stat_kinds: Tally::default(),
             other_kinds: Tally::default(),
         }
@@ -132,7 +137,12 @@ impl Analyzer {
     /// follow one another as with `feed`; a reading that does not fit (the
     /// previous chunk ended mid-line, other engines) is ignored.
     pub fn feed_prepared(&mut self, chunk: &[u8], prepared: &mut Prepared) {
-        if !self.splitter.at_line_start() || prepared.engines != engines_tried(&self.opts) {
+        let same_engines = prepared
+            .engines
+            .iter()
+            .copied()
+            .eq(self.parsers.iter().map(|p| p.engine()));
+        if !self.splitter.at_line_start() || !same_engines {
             return self.feed(chunk);
         }
         self.input.bytes += chunk.len() as u64;
@@ -144,13 +154,17 @@ impl Analyzer {
         let mut splitter = std::mem::take(&mut self.splitter);
         splitter.feed(chunk, &mut |l: Line<'_>| {
             let pre = pres.next().unwrap_or(Pre::Unread);
-            self.ahead_range = next_rec..next_rec;
+            let mut recs = next_rec..next_rec;
             if let Pre::Stats { full, damaged, .. } = pre {
                 let end = (next_rec + (full + damaged) as usize).min(self.ahead_recs.len());
-                self.ahead_range = next_rec..end;
+                recs = next_rec..end;
                 next_rec = end;
             }
-            self.ahead = Some((l.no, pre));
+            self.ahead = Some(Ahead {
+                no: l.no,
+                pre,
+                recs,
+            });
             self.on_line(l.no, l.bytes);
             self.ahead = None;
         });
@@ -174,7 +188,7 @@ impl Analyzer {
 
     fn on_line(&mut self, no: u64, raw: &[u8]) {
         // A line read ahead holds no ANSI code (those are left unread).
-        let read_ahead = matches!(self.ahead, Some((_, pre)) if pre != Pre::Unread);
+        let read_ahead = self.ahead.as_ref().is_some_and(|a| a.pre != Pre::Unread);
         if !read_ahead && memchr::memchr(0x1b, raw).is_some() {
             let mut s = std::mem::take(&mut self.scratch);
             strip_ansi(raw, &mut s);
@@ -210,12 +224,9 @@ impl Analyzer {
         let mut outcome = Outcome::NotMine;
         let mut engine = None;
         // The reading done ahead holds for this physical line read on its own.
-        let pre = match self.ahead {
-            Some((n, pre)) if n == no && !last_chance => {
-                self.ahead = None;
-                pre
-            }
-            _ => Pre::Unread,
+        let (pre, recs) = match self.ahead.take_if(|a| a.no == no && !last_chance) {
+            Some(a) => (a.pre, a.recs),
+            None => (Pre::Unread, 0..0),
         };
         let mut unclaimed_label = None;
         // This line's records when read ahead (they are used where they lie).
@@ -228,7 +239,7 @@ impl Analyzer {
             } => {
                 outcome = Outcome::Stats { full, damaged };
                 engine = Some(e);
-                ahead_range = self.ahead_range.clone();
+                ahead_range = recs;
                 for r in &mut self.ahead_recs[ahead_range.clone()] {
                     if let Record::Sample(s) = r {
                         s.line = no;
