@@ -142,7 +142,7 @@ impl Analyzer {
             .iter()
             .copied()
             .eq(self.parsers.iter().map(|p| p.engine()));
-        if !self.splitter.at_line_start() || !same_engines {
+        if !self.splitter.at_line_start() || !same_engines || prepared.len != chunk.len() {
             return self.feed(chunk);
         }
         self.input.bytes += chunk.len() as u64;
@@ -152,7 +152,8 @@ impl Analyzer {
         let mut pres = prepared.lines.drain(..);
         let mut next_rec = 0;
         let mut splitter = std::mem::take(&mut self.splitter);
-        splitter.feed(chunk, &mut |l: Line<'_>| {
+        let newlines = std::mem::take(&mut prepared.newlines);
+        splitter.feed_known(chunk, &newlines, &mut |l: Line<'_>| {
             let pre = pres.next().unwrap_or(Pre::Unread);
             let mut recs = next_rec..next_rec;
             if let Pre::Stats { full, damaged, .. } = pre {
@@ -169,6 +170,7 @@ impl Analyzer {
             self.ahead = None;
         });
         self.splitter = splitter;
+        prepared.newlines = newlines;
         drop(pres);
         std::mem::swap(&mut self.ahead_recs, &mut prepared.records);
         prepared.records.clear();

@@ -26,6 +26,28 @@ fn trim_cr(b: &[u8]) -> &[u8] {
     }
 }
 
+/// A line's text between two newlines, cut at [`MAX_LINE`] (true when cut).
+#[inline]
+pub fn physical(line: &[u8]) -> (&[u8], bool) {
+    if line.len() > MAX_LINE {
+        (trim_cr(&line[..MAX_LINE]), true)
+    } else {
+        (trim_cr(line), false)
+    }
+}
+
+/// Calls `f` with each line of a chunk that starts a line (up to its last
+/// newline) and records the newlines' offsets in `newlines`, for
+/// [`LineSplitter::feed_known`]. Chunks are far below 4 GiB.
+pub fn newlines(chunk: &[u8], newlines: &mut Vec<u32>, mut f: impl FnMut(&[u8])) {
+    let mut start = 0;
+    for i in memchr::memchr_iter(b'\n', chunk) {
+        newlines.push(i as u32);
+        f(physical(&chunk[start..i]).0);
+        start = i + 1;
+    }
+}
+
 impl LineSplitter {
     pub fn feed(&mut self, mut chunk: &[u8], f: &mut impl FnMut(Line<'_>)) {
         if !self.carry.is_empty() || self.carry_overlong {
@@ -41,21 +63,38 @@ impl LineSplitter {
                 }
             }
         }
+        let start = self.feed_at(chunk, memchr::memchr_iter(b'\n', chunk), f);
+        self.push_carry(&chunk[start..]);
+    }
+
+    /// Feeds a chunk that starts a line, with the offsets of its newlines
+    /// already found (by [`newlines`]): the same lines as [`LineSplitter::feed`].
+    pub fn feed_known(&mut self, chunk: &[u8], newlines: &[u32], f: &mut impl FnMut(Line<'_>)) {
+        debug_assert!(self.at_line_start());
+        let start = self.feed_at(chunk, newlines.iter().map(|&i| i as usize), f);
+        self.push_carry(&chunk[start..]);
+    }
+
+    /// Emits the lines ending at `newlines`; where the text after them starts.
+    #[inline]
+    fn feed_at(
+        &mut self,
+        chunk: &[u8],
+        newlines: impl Iterator<Item = usize>,
+        f: &mut impl FnMut(Line<'_>),
+    ) -> usize {
         let mut start = 0;
-        for i in memchr::memchr_iter(b'\n', chunk) {
+        for i in newlines {
             self.line_no += 1;
-            let mut line = &chunk[start..i];
-            if line.len() > MAX_LINE {
-                self.overlong_lines += 1;
-                line = &line[..MAX_LINE];
-            }
+            let (bytes, overlong) = physical(&chunk[start..i]);
+            self.overlong_lines += overlong as u64;
             f(Line {
                 no: self.line_no,
-                bytes: trim_cr(line),
+                bytes,
             });
             start = i + 1;
         }
-        self.push_carry(&chunk[start..]);
+        start
     }
 
     fn push_carry(&mut self, b: &[u8]) {
@@ -144,6 +183,27 @@ mod tests {
         assert_eq!(whole.len(), 4);
         assert_eq!(whole[0].1, b"a");
         assert_eq!(whole[3].1, b"ccc");
+    }
+
+    #[test]
+    fn known_newlines_give_the_same_lines() {
+        let mut text = b"a\r\n\nbb\n".to_vec();
+        text.extend(std::iter::repeat_n(b'x', MAX_LINE + 3));
+        text.extend_from_slice(b"\r\nlast\ntail without newline");
+        let mut offsets = Vec::new();
+        let mut seen = Vec::new();
+        newlines(&text, &mut offsets, |l| seen.push(l.to_vec()));
+        let mut known = LineSplitter::default();
+        let mut got = Vec::new();
+        known.feed_known(&text, &offsets, &mut |l| got.push((l.no, l.bytes.to_vec())));
+        known.finish(&mut |l| got.push((l.no, l.bytes.to_vec())));
+        assert_eq!(got, split_all(&[&text]));
+        assert_eq!(known.overlong_lines, 1);
+        assert_eq!(seen.len(), 5);
+        assert_eq!(
+            seen,
+            got[..5].iter().map(|(_, b)| b.clone()).collect::<Vec<_>>()
+        );
     }
 
     #[test]

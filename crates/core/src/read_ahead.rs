@@ -7,7 +7,7 @@
 
 use crate::analyzer::Options;
 use crate::engines::{common, parser_for, Ahead, Engine, LineParser};
-use crate::lines::LineSplitter;
+use crate::lines;
 use crate::model::Record;
 
 /// One line's reading.
@@ -29,9 +29,13 @@ pub(crate) enum Pre {
 #[derive(Default)]
 pub struct Prepared {
     pub(crate) lines: Vec<Pre>,
+    /// Offsets of the chunk's newlines (one per line), so the analyzer need not search again.
+    pub(crate) newlines: Vec<u32>,
     pub(crate) records: Vec<Record>,
     /// The engines tried, in order: the analyzer uses a reading only if its own match.
     pub(crate) engines: Vec<Engine>,
+    /// Bytes of the chunk read.
+    pub(crate) len: usize,
 }
 
 impl Prepared {
@@ -67,12 +71,17 @@ impl ReadAhead {
     /// [`ReadAhead::read`] into a reused `Prepared` (its memory is kept).
     pub fn read_into(&mut self, chunk: &[u8], p: &mut Prepared) {
         p.lines.clear();
+        p.newlines.clear();
         p.records.clear();
         p.engines.clear();
+        p.len = chunk.len();
+        if u32::try_from(chunk.len()).is_err() {
+            // Left to the analyzer whole (newline offsets are kept as u32).
+            return;
+        }
         p.engines.extend(self.parsers.iter().map(|p| p.engine()));
-        let mut splitter = LineSplitter::default();
-        splitter.feed(chunk, &mut |l| {
-            let pre = self.line(l.bytes, &mut p.records);
+        lines::newlines(chunk, &mut p.newlines, |l| {
+            let pre = self.line(l, &mut p.records);
             p.lines.push(pre);
         });
     }
