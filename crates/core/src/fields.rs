@@ -109,6 +109,41 @@ pub fn boolean(b: &[u8]) -> Option<bool> {
     }
 }
 
+/// Whether two short byte strings are equal, compared a word at a time. Keys
+/// and rank texts are a few to a few dozen bytes: a library `memcmp` call costs
+/// more than the comparison (in wasm it is a byte loop).
+#[inline]
+pub fn same(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word = |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().expect("8 bytes"));
+    if n >= 8 {
+        // Whole words, then one last word overlapping the ones before.
+        let mut i = 0;
+        while i + 8 < n {
+            if word(a, i) != word(b, i) {
+                return false;
+            }
+            i += 8;
+        }
+        return word(a, n - 8) == word(b, n - 8);
+    }
+    if n >= 4 {
+        let half =
+            |s: &[u8], i: usize| u32::from_le_bytes(s[i..i + 4].try_into().expect("4 bytes"));
+        return half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4);
+    }
+    a == b
+}
+
+/// Whether `b` starts with `prefix` ([`same`] on the head).
+#[inline]
+pub fn starts(b: &[u8], prefix: &[u8]) -> bool {
+    b.len() >= prefix.len() && same(&b[..prefix.len()], prefix)
+}
+
 pub fn trim(mut b: &[u8]) -> &[u8] {
     while let [first, rest @ ..] = b {
         if first.is_ascii_whitespace() {
@@ -155,6 +190,29 @@ pub fn excerpt(b: &[u8], n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn same_agrees_with_slice_equality() {
+        let text = b"#running-req: gen throughput (token/s) DP12 TP3 EP0";
+        for i in 0..text.len() {
+            for j in i..=text.len() {
+                for k in 0..text.len() {
+                    let a = &text[i..j];
+                    let b = &text[k..(k + a.len() + 1).min(text.len())];
+                    assert_eq!(same(a, b), a == b, "{a:?} {b:?}");
+                    let b = &text[k..(k + a.len()).min(text.len())];
+                    assert_eq!(same(a, b), a == b, "{a:?} {b:?}");
+                    assert_eq!(starts(&text[k..], a), text[k..].starts_with(a));
+                }
+            }
+        }
+        let mut x = b"abcdefghijklmnopq".to_vec();
+        for i in 0..x.len() {
+            x[i] ^= 1;
+            assert!(!same(&x, b"abcdefghijklmnopq"), "byte {i}");
+            x[i] ^= 1;
+        }
+    }
 
     #[test]
     fn the_fast_path_reads_decimals_exactly_like_the_standard_parser() {

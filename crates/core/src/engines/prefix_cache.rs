@@ -40,7 +40,7 @@ impl<T: Clone> PrefixCache<T> {
         for k in 0..n {
             // Start where the last hit was: consecutive lines share prefixes.
             let i = (self.last_hit + k) % n;
-            if self.keys[i] == key {
+            if crate::fields::same(&self.keys[i], key) {
                 self.last_hit = i;
                 return self.values[i].clone();
             }

@@ -1,7 +1,7 @@
 //! SGLang stats fields: which sample field each key sets and how its value reads,
 //! shared by the general reader and the one-pass reader of the common layout.
 
-use crate::fields::{boolean, decimal, float, fraction_or_percent, uint, uint32};
+use crate::fields::{boolean, decimal, float, fraction_or_percent, starts, uint, uint32};
 use crate::model::Sample;
 
 /// The sample field a key sets.
@@ -212,7 +212,7 @@ impl KeyMemo {
         let next = self.next.get(prev as usize)?;
         next.iter().take_while(|&&k| k != NO_KEY).find_map(|&k| {
             let (key, slot) = &self.keys[k as usize - 1];
-            (rest.get(key.len()) == Some(&b':') && rest.starts_with(key)).then_some((
+            (rest.get(key.len()) == Some(&b':') && starts(rest, key)).then_some((
                 key.len(),
                 *slot,
                 k,
