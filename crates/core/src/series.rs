@@ -114,7 +114,10 @@ pub struct Obs {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
+    /// A power of two (1 s, doubled as the run grows), so `t * per_s` below is
+    /// exactly `t / width_s`, without a division per sample.
     width_s: f64,
+    per_s: f64,
     buckets: Vec<Bucket>,
 }
 
@@ -122,6 +125,7 @@ impl Default for Series {
     fn default() -> Self {
         Series {
             width_s: 1.0,
+            per_s: 1.0,
             buckets: Vec::new(),
         }
     }
@@ -134,10 +138,10 @@ impl Series {
         } else {
             0.0
         };
-        let mut q = t / self.width_s;
+        let mut q = t * self.per_s;
         while q >= MAX_BUCKETS as f64 {
             self.halve();
-            q = t / self.width_s;
+            q = t * self.per_s;
         }
         let i = q as usize;
         if self.buckets.len() <= i {
@@ -157,6 +161,7 @@ impl Series {
         }
         self.buckets = merged;
         self.width_s *= 2.0;
+        self.per_s /= 2.0;
     }
 
     pub fn add(&mut self, t_s: f64, line: u64, o: &Obs) {

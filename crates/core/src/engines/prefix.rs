@@ -134,6 +134,34 @@ pub fn bracketed_stamp(p: &[u8]) -> Option<Found> {
     })
 }
 
+/// [`bracketed_stamp`] remembering the last stamp read: a busy log prints
+/// many lines within one second, and a hit costs a comparison of the 20 bytes
+/// the stamp is read from instead of reading six numbers again.
+#[derive(Default)]
+pub struct StampMemo {
+    text: [u8; 20],
+    found: Option<Found>,
+}
+
+impl StampMemo {
+    pub fn bracketed(&mut self, p: &[u8]) -> Option<Found> {
+        if let (Some(found), Some(head)) = (self.found, p.get(..21)) {
+            // The stamp is a function of the first 20 bytes; the rest of the
+            // shape is checked as `bracketed_stamp` checks it.
+            if crate::fields::same(&head[..20], &self.text)
+                && (head[20] == b' ' || head[20] == b']')
+                && memchr::memchr(b':', &p[20..]).is_none()
+            {
+                return Some(found);
+            }
+        }
+        let found = bracketed_stamp(p)?;
+        self.text.copy_from_slice(&p[..20]);
+        self.found = Some(found);
+        Some(found)
+    }
+}
+
 /// Whether a line begins like a log record rather than a wrapped continuation.
 pub fn starts_like_record(line: &[u8]) -> bool {
     let b = crate::fields::trim(line);
@@ -218,6 +246,20 @@ mod tests {
             }
         }
         assert!(fast >= 10, "{fast}");
+        // Remembered: every case after every other reads as it does afresh.
+        for a in &cases {
+            for b in &cases {
+                let mut memo = StampMemo::default();
+                assert_eq!(memo.bracketed(a), bracketed_stamp(a));
+                assert_eq!(
+                    memo.bracketed(b),
+                    bracketed_stamp(b),
+                    "{} after {}",
+                    String::from_utf8_lossy(b),
+                    String::from_utf8_lossy(a)
+                );
+            }
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use memchr::memmem::{self, Finder};
 
-use super::prefix::{bracketed_stamp, last_stamp};
+use super::prefix::{bracketed_stamp, last_stamp, Found as StampFound, StampMemo};
 use super::prefix_cache::PrefixCache;
 use super::sglang_fields::{apply_field, plain_fields, KeyMemo};
 use super::{ahead_of, Ahead, Engine, LineParser, Outcome};
@@ -193,6 +193,7 @@ pub struct SglangParser {
     ranks: PrefixCache<Ranks>,
     /// Field keys seen, in the order they follow one another.
     keys: KeyMemo,
+    stamps: StampMemo,
 }
 
 /// The prefix facts of one record.
@@ -207,12 +208,17 @@ pub struct PrefixInfo {
 
 /// Reads timestamp and rank tokens from the text before the message.
 pub fn read_prefix(p: &[u8]) -> PrefixInfo {
-    read_prefix_with(p, rank_tokens)
+    read_prefix_with(p, bracketed_stamp, rank_tokens)
 }
 
-/// [`read_prefix`], with the rank tokens read through `ranks` (a cache on the hot path).
-fn read_prefix_with(p: &[u8], ranks: impl FnOnce(&[u8]) -> Ranks) -> PrefixInfo {
-    let (stamp, tail_from) = match bracketed_stamp(p).or_else(|| last_stamp(p)) {
+/// [`read_prefix`], with the commonest stamp read by `bracketed` and the rank
+/// tokens by `ranks` (memos on the hot path).
+fn read_prefix_with(
+    p: &[u8],
+    bracketed: impl FnOnce(&[u8]) -> Option<StampFound>,
+    ranks: impl FnOnce(&[u8]) -> Ranks,
+) -> PrefixInfo {
+    let (stamp, tail_from) = match bracketed(p).or_else(|| last_stamp(p)) {
         Some(f) => (Some(f.stamp), f.end),
         None => (None, 0),
     };
@@ -324,18 +330,27 @@ impl SglangParser {
         let o = if hs.is_empty() {
             None
         } else {
-            read_records(
-                &hs,
-                line,
-                no,
-                last_chance,
-                &mut self.ranks,
-                &mut self.keys,
-                out,
-            )
+            read_records(&hs, line, no, last_chance, &mut self.memos(), out)
         };
         self.hdrs = hs;
         o
+    }
+}
+
+/// What the parser remembers from line to line to read the next faster.
+struct Memos<'a> {
+    ranks: &'a mut PrefixCache<Ranks>,
+    keys: &'a mut KeyMemo,
+    stamps: &'a mut StampMemo,
+}
+
+impl SglangParser {
+    fn memos(&mut self) -> Memos<'_> {
+        Memos {
+            ranks: &mut self.ranks,
+            keys: &mut self.keys,
+            stamps: &mut self.stamps,
+        }
     }
 }
 
@@ -345,8 +360,7 @@ fn read_records(
     line: &[u8],
     no: u64,
     last_chance: bool,
-    ranks: &mut PrefixCache<Ranks>,
-    memo: &mut KeyMemo,
+    memos: &mut Memos<'_>,
     out: &mut Vec<Record>,
 ) -> Option<Outcome> {
     let mut full = 0;
@@ -357,14 +371,18 @@ fn read_records(
             Some(next) => cut_before_prefix(line, h.end, next.start),
             None => line.len(),
         };
-        let prefix = read_prefix_with(&line[seg_start..h.start], |t| ranks.get(t, rank_tokens));
+        let prefix = read_prefix_with(
+            &line[seg_start..h.start],
+            |p| memos.stamps.bracketed(p),
+            |t| memos.ranks.get(t, rank_tokens),
+        );
         let body = &line[h.end..body_end];
         let is_last = k + 1 == hs.len();
         out.push(Record::Sample(new_sample(h.kind, no, prefix)));
         let Some(Record::Sample(s)) = out.last_mut() else {
             unreachable!("just pushed")
         };
-        let (complete, truncated) = read_body(h.kind, body, s, memo);
+        let (complete, truncated) = read_body(h.kind, body, s, memos.keys);
         if !complete && truncated && is_last && hs.len() == 1 && !last_chance {
             out.pop();
             return Some(Outcome::Incomplete);
