@@ -12,9 +12,11 @@ use flate2::read::MultiGzDecoder;
 use crate::progress::Progress;
 use crate::Failure;
 
-/// Large reads keep the per-call overhead negligible next to parsing; with two
-/// chunks in flight per channel the memory stays a few MiB.
-const CHUNK: usize = 1024 * 1024;
+/// Large reads keep the per-call overhead negligible next to parsing, and a
+/// chunk with its records stays within a core's cache between the threads
+/// (512 KiB measured a little faster than 1 or 2 MiB, and 256 KiB no faster);
+/// with two chunks in flight per channel the memory stays a few MiB.
+const CHUNK: usize = 512 * 1024;
 /// The buffer that shows the first bytes (gzip magic); larger reads pass it by.
 const HEAD: usize = 64 * 1024;
 /// Inputs smaller than this finish before a progress bar would help.
