@@ -6,6 +6,7 @@
 //! charts on canvases (or as SVG) from that JSON.
 
 mod canvas;
+mod measured;
 mod svg;
 
 use batchlens_core::charts::{self, Chart, ChartData, ReportView, Theme};
@@ -47,7 +48,7 @@ fn draw_on(
     chart: Chart,
     theme: &Theme,
 ) -> Result<(), JsError> {
-    let backend = canvas::MeasuredCanvas::new(canvas)
+    let backend = canvas::measured_canvas(canvas)
         .ok_or_else(|| JsError::new("the canvas has no 2D context"))?;
     let root = backend.into_drawing_area();
     charts::draw(&root, data, source, chart, theme).map_err(|e| JsError::new(&e))

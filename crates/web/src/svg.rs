@@ -6,87 +6,19 @@
 
 use batchlens_core::charts::{self, Chart, ChartData, Theme};
 use plotters::prelude::*;
-use plotters_backend::{
-    BackendColor, BackendCoord, BackendStyle, BackendTextStyle, DrawingErrorKind,
-};
+use plotters_backend::BackendTextStyle;
 
-struct EstimatedText<B>(B);
+use crate::measured::{MeasureText, Measured};
 
-type Res<B> = Result<(), DrawingErrorKind<<B as DrawingBackend>::ErrorType>>;
+/// plotters' native estimate (style/font/naive.rs).
+struct NativeEstimate;
 
-impl<B: DrawingBackend> DrawingBackend for EstimatedText<B> {
-    type ErrorType = B::ErrorType;
-
-    fn get_size(&self) -> (u32, u32) {
-        self.0.get_size()
-    }
-    fn ensure_prepared(&mut self) -> Res<Self> {
-        self.0.ensure_prepared()
-    }
-    fn present(&mut self) -> Res<Self> {
-        self.0.present()
-    }
-    fn draw_pixel(&mut self, point: BackendCoord, color: BackendColor) -> Res<Self> {
-        self.0.draw_pixel(point, color)
-    }
-    fn draw_line<S: BackendStyle>(
-        &mut self,
-        from: BackendCoord,
-        to: BackendCoord,
-        style: &S,
-    ) -> Res<Self> {
-        self.0.draw_line(from, to, style)
-    }
-    fn draw_rect<S: BackendStyle>(
-        &mut self,
-        upper_left: BackendCoord,
-        bottom_right: BackendCoord,
-        style: &S,
-        fill: bool,
-    ) -> Res<Self> {
-        self.0.draw_rect(upper_left, bottom_right, style, fill)
-    }
-    fn draw_path<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(
-        &mut self,
-        path: I,
-        style: &S,
-    ) -> Res<Self> {
-        self.0.draw_path(path, style)
-    }
-    fn draw_circle<S: BackendStyle>(
-        &mut self,
-        center: BackendCoord,
-        radius: u32,
-        style: &S,
-        fill: bool,
-    ) -> Res<Self> {
-        self.0.draw_circle(center, radius, style, fill)
-    }
-    fn fill_polygon<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(
-        &mut self,
-        vert: I,
-        style: &S,
-    ) -> Res<Self> {
-        self.0.fill_polygon(vert, style)
-    }
-    fn draw_text<S: BackendTextStyle>(
-        &mut self,
-        text: &str,
-        style: &S,
-        pos: BackendCoord,
-    ) -> Res<Self> {
-        self.0.draw_text(text, style, pos)
-    }
-    fn estimate_text_size<S: BackendTextStyle>(
-        &self,
-        text: &str,
-        style: &S,
-    ) -> Result<(u32, u32), DrawingErrorKind<Self::ErrorType>> {
-        // plotters' native estimate (style/font/naive.rs).
+impl MeasureText for NativeEstimate {
+    fn size<S: BackendTextStyle>(&self, text: &str, style: &S) -> (u32, u32) {
         let em = style.size() / 1.24 / 1.24;
         let width = (em * 0.7 * text.len() as f64).round();
         let height = (em * 0.24).round() + em.round();
-        Ok((width as u32, height as u32))
+        (width as u32, height as u32)
     }
 }
 
@@ -100,7 +32,11 @@ pub fn svg(
 ) -> Result<String, String> {
     let mut out = String::new();
     {
-        let root = EstimatedText(SVGBackend::with_string(&mut out, size)).into_drawing_area();
+        let root = Measured {
+            inner: SVGBackend::with_string(&mut out, size),
+            measure: NativeEstimate,
+        }
+        .into_drawing_area();
         charts::draw(&root, data, source, chart, theme)?;
         root.present()
             .map_err(|e| format!("could not draw the chart: {e}"))?;
