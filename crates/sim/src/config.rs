@@ -378,24 +378,10 @@ impl SimConfig {
                 step_c: 1.2e-7,
                 ..d
             },
+            // The same workload on the V0 engine (swap/recompute preemption lines).
             "vllm_v0_kv_bound" => SimConfig {
                 engine: Engine::VllmV0,
-                kv_capacity_tokens: 116_176,
-                max_running_requests: 256,
-                context_len: 8192,
-                concurrency: 150,
-                num_requests: 0,
-                duration_s: 1800.0,
-                prompt_len: LenDist::Uniform { min: 300, max: 700 },
-                output_len: LenDist::Uniform {
-                    min: 1500,
-                    max: 4096,
-                },
-                max_new_tokens: 4096,
-                step_a: 0.030,
-                step_b: 0.000_35,
-                step_c: 1.2e-7,
-                ..d
+                ..SimConfig::preset("vllm_kv_bound")?
             },
             _ => return None,
         };

@@ -452,17 +452,7 @@ impl VllmRank {
                 if blocks > self.free_blocks() {
                     break;
                 }
-                let req = self.waiting.pop_front().expect("front exists");
-                if req.gen > 0 {
-                    recomputed += need;
-                }
-                self.used_blocks += blocks;
-                self.running.push(VRun {
-                    req,
-                    computed: 0,
-                    blocks: blocks as u32,
-                    prefilling: true,
-                });
+                recomputed += self.admit_front(blocks, need);
                 prefill_tokens += need;
                 budget -= need;
                 let idx = self.running.len() - 1;
@@ -477,6 +467,21 @@ impl VllmRank {
         }
         let t0 = self.t;
         self.finish_step(t0, dt, prefill_tokens, decode_n, queued_before, sh);
+    }
+
+    /// Moves the first waiting request into the running batch with `blocks`
+    /// blocks; the prompt tokens it recomputes (a preempted request starts over).
+    fn admit_front(&mut self, blocks: u64, tokens: u64) -> u64 {
+        let req = self.waiting.pop_front().expect("front exists");
+        let recomputed = if req.gen > 0 { tokens } else { 0 };
+        self.used_blocks += blocks;
+        self.running.push(VRun {
+            req,
+            computed: 0,
+            blocks: blocks as u32,
+            prefilling: true,
+        });
+        recomputed
     }
 
     fn step_v0(&mut self, sh: &mut Shared) {
@@ -499,17 +504,7 @@ impl VllmRank {
             if self.free_blocks() < blocks + self.watermark {
                 break;
             }
-            let req = self.waiting.pop_front().expect("front exists");
-            if req.gen > 0 {
-                recomputed += total;
-            }
-            self.used_blocks += blocks;
-            self.running.push(VRun {
-                req,
-                computed: 0,
-                blocks: blocks as u32,
-                prefilling: true,
-            });
+            recomputed += self.admit_front(blocks, total);
             budget = budget.saturating_sub(total);
             prefill_tokens += total;
         }
