@@ -124,8 +124,8 @@ impl Client {
         self.submitted >= self.limit || t >= self.duration
     }
 
-    /// Time of the next submission, or infinity.
-    pub(crate) fn next_time(&mut self) -> f64 {
+    /// Times of the next deferred submission and the next burst (infinity for none).
+    fn next_deferred_and_burst(&self) -> (f64, f64) {
         let d = self
             .deferred
             .peek()
@@ -134,6 +134,12 @@ impl Client {
             .bursts
             .get(self.burst_idx)
             .map_or(f64::INFINITY, |x| x.0);
+        (d, b)
+    }
+
+    /// Time of the next submission, or infinity.
+    pub(crate) fn next_time(&mut self) -> f64 {
+        let (d, b) = self.next_deferred_and_burst();
         let t = d.min(b).min(self.next_open);
         if t.is_finite() && self.exhausted(t) {
             self.deferred.clear();
@@ -146,14 +152,7 @@ impl Client {
 
     /// Takes the next submission (call only after `next_time` returned a finite time).
     pub(crate) fn pop(&mut self) -> Req {
-        let d = self
-            .deferred
-            .peek()
-            .map_or(f64::INFINITY, |r| f64::from_bits(r.0));
-        let b = self
-            .bursts
-            .get(self.burst_idx)
-            .map_or(f64::INFINITY, |x| x.0);
+        let (d, b) = self.next_deferred_and_burst();
         let (t, replace) = if d <= b && d <= self.next_open {
             self.deferred.pop();
             (d, true)
