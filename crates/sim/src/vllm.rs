@@ -414,16 +414,12 @@ impl VllmRank {
             let need = (total - r.computed as u64).min(budget);
             let need_blocks =
                 ceil_div(r.computed as u64 + need, bs).saturating_sub(r.blocks as u64);
-            let mut self_preempted = false;
-            while self.free_blocks() < need_blocks {
-                preempted = true;
-                if self.preempt_last(sh) == i {
-                    self_preempted = true;
+            match self.make_room(i, need_blocks, sh) {
+                Some(any) => preempted |= any,
+                None => {
+                    preempted = true;
                     break;
                 }
-            }
-            if self_preempted {
-                break;
             }
             self.used_blocks += need_blocks;
             let r = &mut self.running[i];
@@ -467,6 +463,19 @@ impl VllmRank {
         }
         let t0 = self.t;
         self.finish_step(t0, dt, prefill_tokens, decode_n, queued_before, sh);
+    }
+
+    /// Preempts the newest requests until `need` blocks are free for request
+    /// `i`: `None` when `i` itself was preempted, else whether any request was.
+    fn make_room(&mut self, i: usize, need: u64, sh: &mut Shared) -> Option<bool> {
+        let mut any = false;
+        while self.free_blocks() < need {
+            any = true;
+            if self.preempt_last(sh) == i {
+                return None;
+            }
+        }
+        Some(any)
     }
 
     /// Moves the first waiting request into the running batch with `blocks`
@@ -532,14 +541,7 @@ impl VllmRank {
         while i < self.running.len() {
             let r = &self.running[i];
             let need_blocks = ceil_div(r.computed as u64 + 1, bs).saturating_sub(r.blocks as u64);
-            let mut self_preempted = false;
-            while self.free_blocks() < need_blocks {
-                if self.preempt_last(sh) == i {
-                    self_preempted = true;
-                    break;
-                }
-            }
-            if self_preempted {
+            if self.make_room(i, need_blocks, sh).is_none() {
                 break;
             }
             self.used_blocks += need_blocks;
