@@ -102,7 +102,23 @@ pub fn last_stamp(text: &[u8]) -> Option<Found> {
 /// ` ` or `]` and no other `:`, read at fixed places instead of searched for.
 /// `None` (ask `last_stamp`) for anything else, including out-of-range fields.
 pub fn bracketed_stamp(p: &[u8]) -> Option<Found> {
-    let b = p.get(..21)?;
+    bracketed_stamp_with(p, bracketed_head)
+}
+
+/// [`bracketed_stamp`], with its first 21 bytes (which alone decide the stamp)
+/// read by `head` — [`bracketed_head`], or a memo of it: a busy log prints many
+/// lines within one second.
+pub fn bracketed_stamp_with(p: &[u8], head: impl FnOnce(&[u8]) -> Option<Found>) -> Option<Found> {
+    // Another `:` after the stamp: `last_stamp` may find a later time there.
+    if p.len() < 21 || memchr::memchr(b':', &p[20..]).is_some() {
+        return None;
+    }
+    head(&p[..21])
+}
+
+/// The stamp of a prefix's first 21 bytes, `[YYYY-MM-DD HH:MM:SS` then ` ` or `]`.
+pub fn bracketed_head(b: &[u8]) -> Option<Found> {
+    let b = b.get(..21)?;
     let num = |i: usize, n: usize| {
         b[i..i + n].iter().try_fold(0u32, |v, &c| {
             c.is_ascii_digit().then(|| v * 10 + (c - b'0') as u32)
@@ -115,7 +131,7 @@ pub fn bracketed_stamp(p: &[u8]) -> Option<Found> {
         && b[14] == b':'
         && b[17] == b':'
         && (b[20] == b' ' || b[20] == b']');
-    if !shape || memchr::memchr(b':', &p[20..]).is_some() {
+    if !shape {
         return None;
     }
     let (y, mo, d) = (num(1, 4)?, num(6, 2)?, num(9, 2)?);
@@ -132,34 +148,6 @@ pub fn bracketed_stamp(p: &[u8]) -> Option<Found> {
         start: 1,
         end: 20,
     })
-}
-
-/// [`bracketed_stamp`] remembering the last stamp read: a busy log prints
-/// many lines within one second, and a hit costs a comparison of the 20 bytes
-/// the stamp is read from instead of reading six numbers again.
-#[derive(Default)]
-pub struct StampMemo {
-    text: [u8; 20],
-    found: Option<Found>,
-}
-
-impl StampMemo {
-    pub fn bracketed(&mut self, p: &[u8]) -> Option<Found> {
-        if let (Some(found), Some(head)) = (self.found, p.get(..21)) {
-            // The stamp is a function of the first 20 bytes; the rest of the
-            // shape is checked as `bracketed_stamp` checks it.
-            if crate::fields::same(&head[..20], &self.text)
-                && (head[20] == b' ' || head[20] == b']')
-                && memchr::memchr(b':', &p[20..]).is_none()
-            {
-                return Some(found);
-            }
-        }
-        let found = bracketed_stamp(p)?;
-        self.text.copy_from_slice(&p[..20]);
-        self.found = Some(found);
-        Some(found)
-    }
 }
 
 /// Whether a line begins like a log record rather than a wrapped continuation.
@@ -249,10 +237,12 @@ mod tests {
         // Remembered: every case after every other reads as it does afresh.
         for a in &cases {
             for b in &cases {
-                let mut memo = StampMemo::default();
-                assert_eq!(memo.bracketed(a), bracketed_stamp(a));
+                let mut memo = crate::engines::prefix_cache::PrefixCache::with_slots(1);
+                let mut memoised =
+                    |p: &[u8]| bracketed_stamp_with(p, |h| memo.get(h, bracketed_head));
+                assert_eq!(memoised(a), bracketed_stamp(a));
                 assert_eq!(
-                    memo.bracketed(b),
+                    memoised(b),
                     bracketed_stamp(b),
                     "{} after {}",
                     String::from_utf8_lossy(b),

@@ -3,11 +3,11 @@
 //!
 //! A busy log prints millions of lines but only a handful of distinct rank
 //! texts; reading each once instead of once per line (tokenising, formatting
-//! the `DP3` label, allocating it) takes that work off the hot path. The reader
-//! is a pure function of the bytes, so a hit returns exactly what a fresh read
-//! would.
+//! the `DP3` label, allocating it) takes that work off the hot path. The same
+//! holds, one at a time, for the timestamp of a second. The reader is a pure
+//! function of the bytes, so a hit returns exactly what a fresh read would.
 
-/// Distinct texts remembered: a few times the usual rank count.
+/// Distinct texts remembered by default: a few times the usual rank count.
 const SLOTS: usize = 16;
 /// Longer texts are read every time (they are rare).
 const MAX_KEY: usize = 128;
@@ -15,15 +15,25 @@ const MAX_KEY: usize = 128;
 pub struct PrefixCache<T> {
     keys: Vec<Vec<u8>>,
     values: Vec<T>,
+    slots: usize,
     next: usize,
     last_hit: usize,
 }
 
 impl<T> Default for PrefixCache<T> {
     fn default() -> Self {
+        PrefixCache::with_slots(SLOTS)
+    }
+}
+
+impl<T> PrefixCache<T> {
+    /// A cache of `slots` texts (at least one). One suits a text that changes
+    /// for good, like a timestamp: a miss then costs one comparison, not a search.
+    pub fn with_slots(slots: usize) -> Self {
         PrefixCache {
             keys: Vec::new(),
             values: Vec::new(),
+            slots: slots.max(1),
             next: 0,
             last_hit: 0,
         }
@@ -37,22 +47,23 @@ impl<T: Clone> PrefixCache<T> {
             return read(key);
         }
         let n = self.keys.len();
-        for k in 0..n {
-            // Start where the last hit was: consecutive lines share prefixes.
-            let i = (self.last_hit + k) % n;
+        // Where the last hit was first, then the slots after it: consecutive
+        // lines share prefixes (and ranks take turns).
+        let order = (self.last_hit..n).chain(0..self.last_hit.min(n));
+        for i in order {
             if crate::fields::same(&self.keys[i], key) {
                 self.last_hit = i;
                 return self.values[i].clone();
             }
         }
         let v = read(key);
-        if n < SLOTS {
+        if n < self.slots {
             self.keys.push(key.to_vec());
             self.values.push(v.clone());
             self.last_hit = n;
         } else {
             let i = self.next;
-            self.next = (self.next + 1) % SLOTS;
+            self.next = (self.next + 1) % self.slots;
             self.keys[i].clear();
             self.keys[i].extend_from_slice(key);
             self.values[i] = v.clone();

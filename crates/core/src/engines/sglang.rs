@@ -7,7 +7,8 @@ use std::sync::OnceLock;
 
 use memchr::memmem::{self, Finder};
 
-use super::prefix::{bracketed_stamp, last_stamp, Found as StampFound, StampMemo};
+use super::prefix::Found as StampFound;
+use super::prefix::{bracketed_head, bracketed_stamp, bracketed_stamp_with, last_stamp};
 use super::prefix_cache::PrefixCache;
 use super::sglang_fields::{apply_field, plain_fields, KeyMemo};
 use super::{ahead_of, Ahead, Engine, LineParser, Outcome};
@@ -183,7 +184,6 @@ fn find_sep(hay: &[u8], sep: [u8; 2]) -> Option<usize> {
         .position(|w| w[0] == sep[0] && w[1] == sep[1])
 }
 
-#[derive(Default)]
 pub struct SglangParser {
     /// Headers of the line being read (reused: no allocation per line).
     hdrs: Vec<Found>,
@@ -193,7 +193,20 @@ pub struct SglangParser {
     ranks: PrefixCache<Ranks>,
     /// Field keys seen, in the order they follow one another.
     keys: KeyMemo,
-    stamps: StampMemo,
+    /// The last stamp, by the 21 bytes it is read from (lines of one second share it).
+    stamps: PrefixCache<Option<StampFound>>,
+}
+
+impl Default for SglangParser {
+    fn default() -> Self {
+        SglangParser {
+            hdrs: Vec::new(),
+            recent_events: Vec::new(),
+            ranks: PrefixCache::default(),
+            keys: KeyMemo::default(),
+            stamps: PrefixCache::with_slots(1),
+        }
+    }
 }
 
 /// The prefix facts of one record.
@@ -244,7 +257,7 @@ fn rank_tokens(tail: &[u8]) -> Ranks {
     (dp, tp)
 }
 
-/// `DP{n}` without the formatting machinery (one small allocation per record).
+/// `DP{n}` without the formatting machinery (read once per distinct rank text).
 fn dp_label(n: u32) -> String {
     let mut digits = [0u8; 10];
     let mut i = digits.len();
@@ -341,7 +354,7 @@ impl SglangParser {
 struct Memos<'a> {
     ranks: &'a mut PrefixCache<Ranks>,
     keys: &'a mut KeyMemo,
-    stamps: &'a mut StampMemo,
+    stamps: &'a mut PrefixCache<Option<StampFound>>,
 }
 
 impl SglangParser {
@@ -373,7 +386,7 @@ fn read_records(
         };
         let prefix = read_prefix_with(
             &line[seg_start..h.start],
-            |p| memos.stamps.bracketed(p),
+            |p| bracketed_stamp_with(p, |h| memos.stamps.get(h, bracketed_head)),
             |t| memos.ranks.get(t, rank_tokens),
         );
         let body = &line[h.end..body_end];
@@ -490,7 +503,6 @@ fn cut_before_prefix(line: &[u8], body_start: usize, next_header: usize) -> usiz
     }
 }
 
-/// Reads a record body into a sample. Returns (sample, read in full, ends cut short).
 /// The sample of a record before its body is read.
 fn new_sample(kind: Header, no: u64, prefix: PrefixInfo) -> Sample {
     Sample {
@@ -590,7 +602,7 @@ fn read_body(kind: Header, body: &[u8], s: &mut Sample, memo: &mut KeyMemo) -> (
 }
 
 /// Whether the fields every record of its kind carries were read; returns
-/// (sample, read in full, ends cut short).
+/// (read in full, ends cut short).
 fn finish_body(kind: Header, s: &Sample, mut ok: bool, mut cut_short: bool) -> (bool, bool) {
     let required = match kind {
         Header::Decode => s.running.is_some() && s.gen_tok_s.is_some(),
