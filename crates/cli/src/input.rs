@@ -109,7 +109,8 @@ fn feed<R: BufRead + Send>(
         scope.spawn(move || {
             for sent in raw_rx {
                 let sent = sent.map(|mut c| {
-                    odd_ahead.read_into(&c.bytes[..c.len], &mut c.prepared);
+                    let (text, prepared) = c.parts();
+                    odd_ahead.read_into(text, prepared);
                     c
                 });
                 if odd_tx.send(sent).is_err() {
@@ -142,7 +143,8 @@ fn feed<R: BufRead + Send>(
                 break;
             };
             let mut chunk = sent?;
-            analyzer.feed_prepared(&chunk.bytes[..chunk.len], &mut chunk.prepared);
+            let (text, prepared) = chunk.parts();
+            analyzer.feed_prepared(text, prepared);
             if let Some(b) = bar.as_mut() {
                 b.update(chunk.read);
             }
@@ -181,6 +183,11 @@ impl Chunk {
 
     fn text(&self) -> &[u8] {
         &self.bytes[..self.len]
+    }
+
+    /// The text and its reading, borrowed apart.
+    fn parts(&mut self) -> (&[u8], &mut Prepared) {
+        (&self.bytes[..self.len], &mut self.prepared)
     }
 }
 
@@ -225,7 +232,8 @@ impl Reader {
             }
             c.read = consumed(&src);
             if k % 2 == 0 {
-                self.ahead.read_into(&c.bytes[..c.len], &mut c.prepared);
+                let (text, prepared) = c.parts();
+                self.ahead.read_into(text, prepared);
             }
             if lane.send(Ok(c)).is_err() || eof {
                 return;
