@@ -209,14 +209,14 @@ fn concurrency_evidence(c: &Ctx) -> Evidence {
             .queued_requests
             .map(|d| format!("; peak queue {}", num(d.max)))
             .unwrap_or_default();
+    let running = match c.w.running {
+        Some(r) if num(r) == "1" => "1 request runs while".into(),
+        Some(r) => format!("{} requests run while", num(r)),
+        // Damaged or abbreviated lines can lose the running count: say so, not 0.
+        None => "the running count is not in the log;".into(),
+    };
     ev(
-        format!(
-            "{} requests run while {} wait{}{}",
-            num(c.run()),
-            num(c.queued()),
-            share,
-            peak
-        ),
+        format!("{running} {} wait{share}{peak}", num(c.queued())),
         lines,
     )
 }

@@ -13,6 +13,10 @@ pub fn num(v: f64) -> String {
     if !v.is_finite() {
         return "n/a".into();
     }
+    if v == 0.0 {
+        // A count of nothing reads as one, not as a measured 0.00.
+        return "0".into();
+    }
     let a = v.abs();
     let near_int = (v - v.round()).abs() < 0.05 * a.max(1.0) / 10.0;
     if a >= 100.0 || (a >= 1.0 && near_int) {
@@ -72,4 +76,21 @@ pub(crate) fn summary_rows(r: &Report) -> Vec<(&'static str, Distribution, Fmt)>
         rows.push(("KV cache usage", d, pct));
     }
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::num;
+
+    #[test]
+    fn numbers_read_as_counts_or_measurements() {
+        assert_eq!(num(0.0), "0");
+        assert_eq!(num(-0.0), "0");
+        assert_eq!(num(0.004), "0.00");
+        assert_eq!(num(0.7), "0.70");
+        assert_eq!(num(56.0), "56");
+        assert_eq!(num(12.5), "12.5");
+        assert_eq!(num(116171.0), "116,171");
+        assert_eq!(num(f64::NAN), "n/a");
+    }
 }
