@@ -3,11 +3,11 @@
 // binary (target/debug/batchlens, or BATCHLENS_BIN) for the byte-for-byte JSON check.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { serve, launchChromium } from './serve.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '..');
@@ -16,7 +16,6 @@ const FIX = path.join(ROOT, 'tests', 'fixtures');
 const RETRACT = path.join(FIX, 'sglang', 'sglang_23_deepseek-v3-kv-full-decode-oom-retract.log');
 const RANKS = path.join(FIX, 'sglang', 'sglang_41_dp-tp-ep-pd-decode-rank-imbalance-uvicorn.log');
 const HOSTILE = path.join(FIX, 'hostile', 'markup-in-lines.log');
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const CHARTS = ['throughput', 'concurrency', 'kv_usage', 'prefill'];
 
 let server;
@@ -48,36 +47,13 @@ function cliJson(file) {
 before(async () => {
   assert.ok(existsSync(path.join(DIST, 'index.html')), `no ${DIST}/index.html: run trunk build --release first`);
   ({ proc: server, origin } = await serve(DIST));
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {
   if (browser) await browser.close();
   if (server) server.kill();
 });
-
-/** Serves `dir` on 127.0.0.1 with python's http.server; resolves to { proc, origin }. */
-async function serve(dir) {
-  const proc = spawn('python3', ['-u', '-m', 'http.server', '0', '--bind', '127.0.0.1', '--directory', dir], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const port = await new Promise((resolve, reject) => {
-    let out = '';
-    proc.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/port (\d+)/);
-      if (m) resolve(Number(m[1]));
-    });
-    proc.stderr.on('data', () => {});
-    proc.on('exit', (c) => reject(new Error(`http.server exited (${c}): ${out}`)));
-    setTimeout(() => reject(new Error(`http.server did not start: ${out}`)), 10000);
-  });
-  return { proc, origin: `http://127.0.0.1:${port}` };
-}
 
 /** A fresh page, loaded and ready, recording errors, dialogs and requests. */
 async function openPage(options = {}, url = `${origin}/index.html`) {
