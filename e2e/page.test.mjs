@@ -4,7 +4,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve, launchChromium } from './serve.mjs';
@@ -343,6 +344,32 @@ test('an error mid-way shows what was read so far', async () => {
   assert.match(await page.textContent('#status'), /Error after 16\.8 MB: the file could not be read/);
   assert.match(await page.textContent('#headline'), /Reading stopped with an error after 16\.8 MB/);
   assert.equal(await page.isVisible('#result'), true);
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
+test('a gzip log is inflated in the page: the same report as the CLI gives for the .gz; a cut .gz says so', async () => {
+  const { page, rec, context } = await openPage();
+  const dir = path.join(ROOT, 'target', 'e2e');
+  mkdirSync(dir, { recursive: true });
+  // Several slices of 16 MiB, so members and lines cross slice boundaries.
+  const text = readFileSync(RETRACT);
+  const big = Buffer.concat(Array.from({ length: Math.ceil(40e6 / text.length) }, () => text));
+  const gz = path.join(dir, 'retract.log.gz');
+  writeFileSync(gz, Buffer.concat([gzipSync(big.subarray(0, 7e6)), gzipSync(big.subarray(7e6))]));
+  await page.setInputFiles('#file', gz);
+  await waitForReport(page, 'retract.log.gz');
+  assert.match(await page.textContent('#status'), /gzip, 4\d\.\d MB of log/);
+  assert.equal(await downloadText(page, '#export-json'), cliJson(gz));
+
+  const cut = path.join(dir, 'cut.log.gz');
+  const whole = gzipSync(text);
+  writeFileSync(cut, whole.subarray(0, Math.floor(whole.length / 2)));
+  await page.setInputFiles('#file', cut);
+  await page.waitForFunction(() => document.getElementById('status').textContent.startsWith('Error after'));
+  assert.match(await page.textContent('#status'), /the gzip file is damaged or cut short/);
+  assert.match(await page.textContent('#headline'), /Reading stopped with an error/);
+  assert.deepEqual(rec.requests, []);
   assert.deepEqual(rec.errors, []);
   await context.close();
 });

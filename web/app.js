@@ -67,7 +67,9 @@ function onWorkerMessage(e) {
   } else if (m.type === 'done') {
     state.busy = false;
     $('progress-box').hidden = true;
-    setStatus(`Read ${state.name}: ${fmtBytes(JSON.parse(m.json).input.bytes)} in ${m.seconds.toFixed(2)} s.`);
+    const logBytes = fmtBytes(JSON.parse(m.json).input.bytes);
+    const size = m.gzip ? `${fmtBytes(m.fileBytes)} gzip, ${logBytes} of log` : logBytes;
+    setStatus(`Read ${state.name}: ${size} in ${m.seconds.toFixed(2)} s.`);
     show(m.json, m.markdown, null);
   } else if (m.type === 'whatif') {
     showPrediction(m);
@@ -155,7 +157,7 @@ function showProblem(r) {
     text = 'The input is empty: there is no log to read.';
     $('problem-title').textContent = 'Empty input';
   } else if (r.input.looks_binary) {
-    text = `This is not a text log (${fmtBytes(r.input.bytes)} of binary data). Give a server log file as plain text.`;
+    text = `This is not a text log (${fmtBytes(r.input.bytes)} of binary data). Give a server log file, as plain text or gzip.`;
     $('problem-title').textContent = 'Not a text file';
   } else {
     text = `No scheduler stats lines were recognised in ${fmtNum(r.input.lines)} lines ` +

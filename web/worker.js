@@ -1,5 +1,6 @@
-// Reads a log in slices inside a Web Worker and feeds them to the wasm Session,
-// so the page never freezes and files of any size work (never read whole).
+// Reads a log in slices inside a Web Worker and feeds them to the wasm Session
+// (which inflates gzip files as they come), so the page never freezes and files
+// of any size work (never read whole).
 import init, { Session } from './batchlens-web.js';
 
 const SLICE_BYTES = 16 * 1024 * 1024;
@@ -63,7 +64,10 @@ async function read(job, blob) {
     const markdown = session.markdown();
     if (finished) { try { finished.session.free(); } catch (_) { /* already gone */ } }
     finished = { id: job.id, session };
-    postMessage({ type: 'done', id: job.id, json, markdown, seconds: (performance.now() - started) / 1000 });
+    postMessage({
+      type: 'done', id: job.id, json, markdown, gzip: session.gzip(), fileBytes: blob.size,
+      seconds: (performance.now() - started) / 1000,
+    });
   } catch (err) {
     // An error mid-way: report what was read so far, if the session can still say.
     let json = null;

@@ -2,10 +2,12 @@
 //!
 //! No analysis logic lives here. [`Session`] hands byte slices to the core's
 //! streaming `Analyzer` and returns the report as the same JSON the CLI prints
-//! (`batchlens diagnose FILE --format json`); [`Charts`] draws the report's
+//! (`batchlens diagnose FILE --format json`), inflating gzip files as they
+//! arrive; [`Charts`] draws the report's
 //! charts on canvases (or as SVG) from that JSON.
 
 mod canvas;
+mod input;
 mod measured;
 mod svg;
 
@@ -63,11 +65,13 @@ fn canvas_by_id(id: &str) -> Result<HtmlCanvasElement, JsError> {
         .map_err(|_| JsError::new(&format!("element '{id}' is not a canvas")))
 }
 
-/// One log being read: feed byte slices in order, then `finish()`.
+/// One log being read: feed byte slices in order, then `finish()`. A log that
+/// starts with the gzip magic bytes is inflated as it is fed, as the CLI does.
 #[wasm_bindgen]
 pub struct Session {
-    analyzer: Option<Analyzer>,
+    input: Option<input::Input>,
     report: Option<Report>,
+    gzip: bool,
 }
 
 impl Default for Session {
@@ -81,45 +85,57 @@ impl Session {
     #[wasm_bindgen(constructor)]
     pub fn new() -> Session {
         Session {
-            analyzer: Some(Analyzer::new(Options::default())),
+            input: Some(input::Input::new(Analyzer::new(Options::default()))),
             report: None,
+            gzip: false,
         }
     }
 
-    /// Reads the next slice of the log (any size; lines may span slices).
+    /// Reads the next slice of the file (any size; lines may span slices). Fails
+    /// when a gzip file is damaged; `finish()` then reports what was read before.
     pub fn feed(&mut self, chunk: &[u8]) -> Result<(), JsError> {
-        match &mut self.analyzer {
-            Some(a) => {
-                a.feed(chunk);
-                Ok(())
-            }
-            None => Err(JsError::new("feed() after finish()")),
-        }
+        let input = self
+            .input
+            .as_mut()
+            .ok_or_else(|| JsError::new("feed() after finish()"))?;
+        let fed = input.feed(chunk);
+        self.gzip = input.is_gzip();
+        fed.map_err(|e| JsError::new(&e))
     }
 
-    /// Bytes read so far.
+    /// Log bytes read so far (inflated ones for a gzip file).
     pub fn bytes_read(&self) -> f64 {
-        match (&self.analyzer, &self.report) {
-            (Some(a), _) => a.bytes() as f64,
+        match (&self.input, &self.report) {
+            (Some(i), _) => i.log_bytes() as f64,
             (None, Some(r)) => r.input.bytes as f64,
             _ => 0.0,
         }
     }
 
+    /// Whether the file is gzip (known after its first two bytes).
+    pub fn gzip(&self) -> bool {
+        self.gzip
+    }
+
     /// Physical lines read so far.
     pub fn lines_read(&self) -> f64 {
-        match (&self.analyzer, &self.report) {
-            (Some(a), _) => a.lines() as f64,
+        match (&self.input, &self.report) {
+            (Some(i), _) => i.lines() as f64,
             (None, Some(r)) => r.input.lines as f64,
             _ => 0.0,
         }
     }
 
     /// Ends the log and returns the JSON report (byte for byte the CLI's `--format json`).
-    /// Calling it again returns the same report.
+    /// A gzip file that ends part-way gives an error; calling it again returns the
+    /// report of what was read, as does every later call.
     pub fn finish(&mut self) -> Result<String, JsError> {
-        if let Some(a) = self.analyzer.take() {
-            self.report = Some(a.finish());
+        if let Some(i) = self.input.take() {
+            let (report, cut) = i.finish();
+            self.report = Some(report);
+            if let Some(e) = cut {
+                return Err(JsError::new(&e));
+            }
         }
         report_json(self.report()?).map_err(|e| JsError::new(&e))
     }
