@@ -254,6 +254,20 @@ test('text with no stats lines and binary data are explained', async () => {
   await page.dispatchEvent('#drop', 'drop', { dataTransfer: binary });
   await waitForReport(page, 'blob.bin');
   assert.equal(await page.textContent('#problem-title'), 'Not a text file');
+
+  // A log packed with another tool than gzip: the tool is named with its unpack command.
+  const zst = await page.evaluateHandle(() => {
+    const bytes = new Uint8Array(4096);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7919) % 256;
+    bytes.set([0x28, 0xb5, 0x2f, 0xfd]);
+    const d = new DataTransfer();
+    d.items.add(new File([bytes], 'server.log.zst'));
+    return d;
+  });
+  await page.dispatchEvent('#drop', 'drop', { dataTransfer: zst });
+  await waitForReport(page, 'server.log.zst');
+  assert.equal(await page.textContent('#problem-title'), 'A zstd file');
+  assert.match(await page.textContent('#problem-text'), /Unpack it first \(zstd -dc server\.log\.zst > server\.log\)/);
   assert.deepEqual(rec.errors, []);
   await context.close();
 });

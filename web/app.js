@@ -156,8 +156,14 @@ function showProblem(r) {
   if (r.input.bytes === 0) {
     text = 'The input is empty: there is no log to read.';
     $('problem-title').textContent = 'Empty input';
+  } else if (r.input.looks_binary && r.input.binary_format && r.input.binary_format.unpack) {
+    const f = r.input.binary_format;
+    text = `This file is packed with ${f.name}, not a text log; the page reads plain text and gzip. ` +
+      `Unpack it first (${f.unpack} ${state.name || 'FILE'} > server.log) and drop the log.`;
+    $('problem-title').textContent = `A ${f.name} file`;
   } else if (r.input.looks_binary) {
-    text = `This is not a text log (${fmtBytes(r.input.bytes)} of binary data). Give a server log file, as plain text or gzip.`;
+    const what = r.input.binary_format ? `a ${r.input.binary_format.name}` : 'not a text log';
+    text = `This is ${what} (${fmtBytes(r.input.bytes)} of binary data). Give a server log file, as plain text or gzip.`;
     $('problem-title').textContent = 'Not a text file';
   } else {
     text = `No scheduler stats lines were recognised in ${fmtNum(r.input.lines)} lines ` +

@@ -234,6 +234,28 @@ fn input_problem(r: &Report, files: &[PathBuf]) -> Option<String> {
     if r.input.bytes == 0 {
         return Some(format!("{what} is empty: there is no log to read."));
     }
+    if let Some(f) = r
+        .input
+        .binary_format
+        .as_ref()
+        .filter(|_| r.input.looks_binary)
+    {
+        return Some(match (&f.unpack, files) {
+            (Some(unpack), [one]) => format!(
+                "{what} is packed with {}, not a text log; batchlens reads plain text and gzip. Unpack it first: {unpack} '{}' | batchlens diagnose -",
+                f.name,
+                one.display()
+            ),
+            (Some(unpack), _) => format!(
+                "{what} is packed with {}, not a text log; batchlens reads plain text and gzip. Unpack it first: {unpack} FILE | batchlens diagnose -",
+                f.name
+            ),
+            (None, _) => format!(
+                "{what} is a {}, not a text log; give a server log file (plain text or .gz).",
+                f.name
+            ),
+        });
+    }
     if r.input.looks_binary {
         return Some(format!(
             "{what} is not a text log ({} bytes of binary data); give a server log file (plain text or .gz).",

@@ -141,9 +141,25 @@ fn binary_files_are_input_errors() {
             (x >> 32) as u8
         })
         .collect();
-    std::fs::write(&f, bytes).unwrap();
+    std::fs::write(&f, &bytes).unwrap();
     input_error(&f, "is not a text log");
-    input_error(&fixtures().join("hostile/tiny.png"), "is not a text log");
+    input_error(
+        &fixtures().join("hostile/tiny.png"),
+        "is a PNG image, not a text log",
+    );
+    // A log packed with another tool than gzip: named, with the command that unpacks it.
+    for (magic, ext, unpack) in [
+        (&b"\xfd7zXZ\x00"[..], "xz", "xz -dc"),
+        (b"\x28\xb5\x2f\xfd", "zst", "zstd -dc"),
+        (b"PK\x03\x04", "zip", "unzip -p"),
+    ] {
+        let f = d.join(format!("server.log.{ext}"));
+        std::fs::write(&f, [magic, &bytes[..]].concat()).unwrap();
+        input_error(
+            &f,
+            &format!("Unpack it first: {unpack} '{}' |", f.display()),
+        );
+    }
 }
 
 #[test]

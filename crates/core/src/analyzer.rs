@@ -48,6 +48,8 @@ pub struct Analyzer {
     recs: Vec<Record>,
     sniffed: usize,
     odd_bytes: usize,
+    /// The first bytes, to name a binary input's format.
+    head: Vec<u8>,
     /// Benchmark summary blocks and per-request lines.
     client_lines: crate::client::ClientLines,
     /// The line being fed, as read ahead ([`Analyzer::feed_prepared`]).
@@ -96,6 +98,7 @@ impl Analyzer {
             recs: Vec::new(),
             sniffed: 0,
             odd_bytes: 0,
+            head: Vec::new(),
             client_lines: crate::client::ClientLines::default(),
             ahead: None,
             ahead_recs: Vec::new(),
@@ -182,6 +185,8 @@ impl Analyzer {
         }
         let take = &chunk[..chunk.len().min(SNIFF_BYTES - self.sniffed)];
         self.sniffed += take.len();
+        let room = crate::file_format::HEAD_BYTES.saturating_sub(self.head.len());
+        self.head.extend_from_slice(&take[..take.len().min(room)]);
         self.odd_bytes += take
             .iter()
             .filter(|&&c| c == 0 || (c < 0x20 && !matches!(c, b'\t' | b'\n' | b'\r' | 0x1b | 0x0c)))
@@ -341,6 +346,9 @@ impl Analyzer {
         input.overlong_lines = splitter.overlong_lines;
         input.clock_regressions = self.timeline.clock_regressions;
         input.looks_binary = self.sniffed > 0 && self.odd_bytes * 100 > self.sniffed;
+        if input.looks_binary {
+            input.binary_format = crate::file_format::detect(&self.head);
+        }
         input.stat_lines_by_engine = self
             .stats_by_engine
             .iter()

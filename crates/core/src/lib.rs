@@ -19,6 +19,7 @@ pub mod config;
 pub mod diagnose;
 pub mod engines;
 pub mod fields;
+pub mod file_format;
 pub mod lines;
 pub mod model;
 pub mod read_ahead;

@@ -79,6 +79,9 @@ pub struct InputStats {
     pub damaged_examples: Vec<LineExample>,
     /// Whether the bytes look like text at all.
     pub looks_binary: bool,
+    /// What binary input is, when its first bytes say (`xz`, `zip`, `tar`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub binary_format: Option<crate::file_format::FileFormat>,
     /// Stats records per engine format: a file mixing engines shows both.
     pub stat_lines_by_engine: BTreeMap<String, u64>,
 }
