@@ -35,10 +35,10 @@ function cliBinary() {
   return bin;
 }
 
-/** The CLI's JSON for a file (exit code 2 still prints the JSON). */
+/** The CLI's JSON for a file, or several read in order (exit code 2 still prints the JSON). */
 function cliJson(file) {
   try {
-    return execFileSync(cliBinary(), ['diagnose', file, '--format', 'json'], { encoding: 'utf8' });
+    return execFileSync(cliBinary(), ['diagnose', ...[file].flat(), '--format', 'json'], { encoding: 'utf8' });
   } catch (e) {
     if (e.status === 2 && e.stdout) return e.stdout;
     throw e;
@@ -383,6 +383,32 @@ test('a gzip log is inflated in the page: the same report as the CLI gives for t
   await page.waitForFunction(() => document.getElementById('status').textContent.startsWith('Error after'));
   assert.match(await page.textContent('#status'), /the gzip file is damaged or cut short/);
   assert.match(await page.textContent('#headline'), /Reading stopped with an error/);
+  assert.deepEqual(rec.requests, []);
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
+test('several files dropped are read oldest first as one log, each gzip or not: the CLI\'s report for them in that order', async () => {
+  const { page, rec, context } = await openPage();
+  const dir = path.join(ROOT, 'target', 'e2e');
+  mkdirSync(dir, { recursive: true });
+  const text = readFileSync(RETRACT);
+  const cut = text.indexOf(10, Math.floor(text.length / 2)) + 1;
+  const older = path.join(dir, 'server.log.1.gz');
+  const newer = path.join(dir, 'server.log');
+  writeFileSync(older, gzipSync(text.subarray(0, cut)));
+  writeFileSync(newer, text.subarray(cut));
+  // Listed newest first; the older file's modification time puts it first.
+  const dt = await page.evaluateHandle(([a, b]) => {
+    const d = new DataTransfer();
+    d.items.add(new File([new Uint8Array(b)], 'server.log', { lastModified: 2000 }));
+    d.items.add(new File([new Uint8Array(a)], 'server.log.1.gz', { lastModified: 1000 }));
+    return d;
+  }, [[...readFileSync(older)], [...readFileSync(newer)]]);
+  await page.dispatchEvent('#drop', 'drop', { dataTransfer: dt });
+  await waitForReport(page, '2 files (server.log.1.gz, server.log)');
+  assert.equal(await downloadText(page, '#export-json'), cliJson([older, newer]));
+  assert.equal(cliJson([older, newer]), cliJson(RETRACT).replace(/"bytes": \d+/, `"bytes": ${text.length}`));
   assert.deepEqual(rec.requests, []);
   assert.deepEqual(rec.errors, []);
   await context.close();

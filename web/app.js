@@ -40,17 +40,21 @@ function fmtNum(v, digits = 0) {
 
 // ---- reading -------------------------------------------------------------
 
-function start(blob, name) {
+/** Reads one blob, or several files in order as one log (as the CLI reads several files). */
+function start(blobs, name) {
   if (!state.worker) return;
+  if (!Array.isArray(blobs)) blobs = [blobs];
+  const size = blobs.reduce((n, b) => n + b.size, 0);
   if (state.busy) state.worker.postMessage({ type: 'cancel', id: state.jobId });
   state.jobId += 1;
   state.busy = true;
   state.name = name;
+  state.fileCount = blobs.length;
   $('progress').value = 0;
   $('progress-text').textContent = '';
   $('progress-box').hidden = false;
-  setStatus(`Reading ${name} (${fmtBytes(blob.size)})…`);
-  state.worker.postMessage({ type: 'read', id: state.jobId, blob });
+  setStatus(`Reading ${name} (${fmtBytes(size)})…`);
+  state.worker.postMessage({ type: 'read', id: state.jobId, blobs });
 }
 
 function onWorkerMessage(e) {
@@ -68,7 +72,8 @@ function onWorkerMessage(e) {
     state.busy = false;
     $('progress-box').hidden = true;
     const logBytes = fmtBytes(JSON.parse(m.json).input.bytes);
-    const size = m.gzip ? `${fmtBytes(m.fileBytes)} gzip, ${logBytes} of log` : logBytes;
+    const packed = state.fileCount > 1 ? 'of files' : 'gzip';
+    const size = m.gzip ? `${fmtBytes(m.fileBytes)} ${packed}, ${logBytes} of log` : logBytes;
     setStatus(`Read ${state.name}: ${size} in ${m.seconds.toFixed(2)} s.`);
     show(m.json, m.markdown, null);
   } else if (m.type === 'whatif') {
@@ -159,7 +164,7 @@ function showProblem(r) {
   } else if (r.input.looks_binary && r.input.binary_format && r.input.binary_format.unpack) {
     const f = r.input.binary_format;
     text = `This file is packed with ${f.name}, not a text log; the page reads plain text and gzip. ` +
-      `Unpack it first (${f.unpack} ${state.name || 'FILE'} > server.log) and drop the log.`;
+      `Unpack it first (${f.unpack} ${state.fileCount === 1 ? state.name : 'FILE'} > server.log) and drop the log.`;
     $('problem-title').textContent = `A ${f.name} file`;
   } else if (r.input.looks_binary) {
     const what = r.input.binary_format ? `a ${r.input.binary_format.name}` : 'not a text log';
@@ -387,6 +392,19 @@ function download(blob, filename) {
 
 // ---- wiring --------------------------------------------------------------
 
+/**
+ * Several files (a rotated log: server.log.2, server.log.1, server.log) are read
+ * as one log, oldest first: by last modification (rotation keeps a file's time),
+ * then by name.
+ */
+function startFiles(list) {
+  const files = [...(list || [])];
+  if (files.length === 0) return;
+  files.sort((a, b) => (a.lastModified - b.lastModified) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const name = files.length === 1 ? files[0].name : `${files.length} files (${files.map((f) => f.name).join(', ')})`;
+  start(files, name);
+}
+
 function workerReady() {
   document.body.dataset.ready = '1';
   setStatus('Ready. Drop a log, choose a file, paste text or try an example.');
@@ -406,16 +424,14 @@ async function main() {
   drop.addEventListener('drop', (e) => {
     e.preventDefault();
     drop.classList.remove('over');
-    const f = e.dataTransfer && e.dataTransfer.files && e.dataTransfer.files[0];
-    if (f) start(f, f.name);
+    startFiles(e.dataTransfer && e.dataTransfer.files);
   });
   // Dropping outside the zone must not navigate away from the page.
   window.addEventListener('dragover', (e) => e.preventDefault());
   window.addEventListener('drop', (e) => e.preventDefault());
 
   $('file').addEventListener('change', (e) => {
-    const f = e.target.files && e.target.files[0];
-    if (f) start(f, f.name);
+    startFiles(e.target.files);
   });
   $('paste-go').addEventListener('click', () => {
     const text = $('paste').value;

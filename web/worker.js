@@ -29,35 +29,44 @@ self.onmessage = (e) => {
     if (current) current.cancelled = true;
     const job = { id: m.id, cancelled: false };
     current = job;
-    read(job, m.blob).finally(() => { if (current === job) current = null; });
+    read(job, m.blobs).finally(() => { if (current === job) current = null; });
   }
 };
 
-async function read(job, blob) {
+// Several files are read in the order given as one log, as the CLI reads them.
+async function read(job, blobs) {
   await ready;
   const session = new Session();
   const started = performance.now();
-  let offset = 0;
+  const total = blobs.reduce((n, b) => n + b.size, 0);
+  let offset = 0; // over all files
   let lastPost = 0;
-  // The next slice is read while this one is parsed.
-  const sliceAt = (at) => (at < blob.size ? blob.slice(at, at + SLICE_BYTES).arrayBuffer() : null);
-  let next = sliceAt(0);
+  let reading = blobs[0]; // named in an error when there are several files
   try {
-    while (offset < blob.size) {
-      if (job.cancelled) { postMessage({ type: 'cancelled', id: job.id, bytes: offset }); return; }
-      const buf = new Uint8Array(await next);
-      if (job.cancelled) { postMessage({ type: 'cancelled', id: job.id, bytes: offset }); return; }
-      if (buf.length === 0) break;
-      next = sliceAt(offset + buf.length);
-      session.feed(buf);
-      offset += buf.length;
-      const now = performance.now();
-      if (now - lastPost > 100 || offset >= blob.size) {
-        lastPost = now;
-        postMessage({
-          type: 'progress', id: job.id, bytes: offset, total: blob.size,
-          lines: session.lines_read(), seconds: (now - started) / 1000,
-        });
+    for (const [k, blob] of blobs.entries()) {
+      if (k > 0) session.next_file();
+      reading = blob;
+      let at = 0;
+      // The next slice is read while this one is parsed.
+      const sliceAt = (a) => (a < blob.size ? blob.slice(a, a + SLICE_BYTES).arrayBuffer() : null);
+      let next = sliceAt(0);
+      while (at < blob.size) {
+        if (job.cancelled) { postMessage({ type: 'cancelled', id: job.id, bytes: offset }); return; }
+        const buf = new Uint8Array(await next);
+        if (job.cancelled) { postMessage({ type: 'cancelled', id: job.id, bytes: offset }); return; }
+        if (buf.length === 0) break;
+        next = sliceAt(at + buf.length);
+        session.feed(buf);
+        at += buf.length;
+        offset += buf.length;
+        const now = performance.now();
+        if (now - lastPost > 100 || offset >= total) {
+          lastPost = now;
+          postMessage({
+            type: 'progress', id: job.id, bytes: offset, total,
+            lines: session.lines_read(), seconds: (now - started) / 1000,
+          });
+        }
       }
     }
     const json = session.finish();
@@ -65,7 +74,7 @@ async function read(job, blob) {
     if (finished) { try { finished.session.free(); } catch (_) { /* already gone */ } }
     finished = { id: job.id, session };
     postMessage({
-      type: 'done', id: job.id, json, markdown, gzip: session.gzip(), fileBytes: blob.size,
+      type: 'done', id: job.id, json, markdown, gzip: session.gzip(), fileBytes: total,
       seconds: (performance.now() - started) / 1000,
     });
   } catch (err) {
@@ -73,7 +82,9 @@ async function read(job, blob) {
     let json = null;
     let markdown = null;
     try { json = session.finish(); markdown = session.markdown(); } catch (_) { /* unusable */ }
-    postMessage({ type: 'error', id: job.id, message: String(err && err.message || err), bytes: offset, json, markdown });
+    const where = blobs.length > 1 && reading && reading.name ? `${reading.name}: ` : '';
+    const message = where + String(err && err.message || err);
+    postMessage({ type: 'error', id: job.id, message, bytes: offset, json, markdown });
   } finally {
     if (!finished || finished.session !== session) {
       try { session.free(); } catch (_) { /* already gone */ }

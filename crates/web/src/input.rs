@@ -108,13 +108,20 @@ impl Input {
     /// Ends the input: the report, and an error when a gzip stream ends part-way
     /// or fails its check (the report then covers what was inflated).
     pub fn finish(self) -> (Report, Option<String>) {
+        let (a, cut) = self.end();
+        (a.finish(), cut)
+    }
+
+    /// Ends this file and gives the analyzer back for the next one, with an
+    /// error when a gzip stream ends part-way or fails its check.
+    pub fn end(self) -> (Analyzer, Option<String>) {
         match self.state {
             State::Head(a, head) => {
                 let mut a = a.expect("present until the kind is known");
                 a.feed(&head);
-                (a.finish(), None)
+                (a, None)
             }
-            State::Plain(a) => (a.finish(), None),
+            State::Plain(a) => (a, None),
             State::Gzip(mut d) => {
                 // A stream cut short fails its end check (no CRC and length
                 // trailer), as does one whose damage inflated without error.
@@ -122,7 +129,7 @@ impl Input {
                     format!("the gzip file is damaged or cut short (copied in part?): {e}")
                 });
                 let a = d.get_mut().0.take().expect("taken out once, here");
-                (a.finish(), cut)
+                (a, cut)
             }
         }
     }
@@ -176,6 +183,29 @@ mod tests {
         let (fed, is_gz, r, cut) = read(LOG, 1);
         assert!(fed.is_ok() && !is_gz && cut.is_none());
         assert_eq!(json(&r), json(&plain));
+    }
+
+    #[test]
+    fn files_one_after_another_read_as_their_concatenation() {
+        let plain = json(&batchlens_core::analyze(LOG, Options::default()));
+        let cut = LOG.len() / 3;
+        // Gzip then plain, plain then gzip, and a cut mid-line: bytes in order, as `cat` gives.
+        for (first, second) in [
+            (gzip(&LOG[..cut]), LOG[cut..].to_vec()),
+            (LOG[..cut].to_vec(), gzip(&LOG[cut..])),
+        ] {
+            let mut i = Input::new(Analyzer::new(Options::default()));
+            i.feed(&first).unwrap();
+            let (a, err) = i.end();
+            assert_eq!(err, None);
+            let mut i = Input::new(a);
+            for c in second.chunks(777) {
+                i.feed(c).unwrap();
+            }
+            let (r, err) = i.finish();
+            assert_eq!(err, None);
+            assert_eq!(json(&r), plain);
+        }
     }
 
     #[test]

@@ -99,8 +99,24 @@ impl Session {
             .as_mut()
             .ok_or_else(|| JsError::new("feed() after finish()"))?;
         let fed = input.feed(chunk);
-        self.gzip = input.is_gzip();
+        self.gzip |= input.is_gzip();
         fed.map_err(|e| JsError::new(&e))
+    }
+
+    /// Ends the current file and starts the next: several files are read in order
+    /// as one log, as the CLI reads them (each may be gzip). Fails when the file
+    /// that ends was gzip cut short or damaged.
+    pub fn next_file(&mut self) -> Result<(), JsError> {
+        let input = self
+            .input
+            .take()
+            .ok_or_else(|| JsError::new("next_file() after finish()"))?;
+        let (analyzer, cut) = input.end();
+        self.input = Some(input::Input::new(analyzer));
+        match cut {
+            Some(e) => Err(JsError::new(&e)),
+            None => Ok(()),
+        }
     }
 
     /// Log bytes read so far (inflated ones for a gzip file).
@@ -112,7 +128,7 @@ impl Session {
         }
     }
 
-    /// Whether the file is gzip (known after its first two bytes).
+    /// Whether a file read so far is gzip (known after its first two bytes).
     pub fn gzip(&self) -> bool {
         self.gzip
     }
