@@ -414,6 +414,27 @@ test('several files dropped are read oldest first as one log, each gzip or not: 
   await context.close();
 });
 
+test('a log with a restart is judged on its last run: the summary names the runs, the evidence compares them', async () => {
+  const { page, rec, context } = await openPage();
+  const dir = path.join(ROOT, 'target', 'e2e');
+  mkdirSync(dir, { recursive: true });
+  // Two server runs: the KV-bound example, then a restart with a bigger pool.
+  const file = path.join(dir, 'restarted.log');
+  writeFileSync(file, Buffer.concat(['sglang-kv-bound.log', 'sglang-client-limited.log']
+    .map((f) => readFileSync(path.join(ROOT, 'examples', f)))));
+  await page.setInputFiles('#file', file);
+  await waitForReport(page, 'restarted.log');
+  const report = JSON.parse(cliJson(file));
+  assert.equal(report.runs.length, 2);
+  const judged = report.runs.find((r) => r.analyzed);
+  assert.match(await page.textContent('#summary'), new RegExp(`Server runs2; run ${judged.run} judged \\(lines ${judged.first_line}–`));
+  assert.match(await page.textContent('#evidence'), /The log holds 2 server runs/);
+  assert.equal(await downloadText(page, '#export-json'), cliJson(file));
+  assert.deepEqual(rec.requests, []);
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
 test('charts export as PNG and SVG and follow the window size', async () => {
   const { page, rec, context } = await openPage();
   await dropFile(page, 'retract.log', readFileSync(RETRACT, 'utf8'));

@@ -194,12 +194,20 @@ function renderSummary(r) {
     ['Engine', r.engine],
     ['Lines read', `${fmtNum(r.input.lines)} (${fmtNum(r.input.stat_lines)} stats lines)`],
     ['Span', `${fmtNum(r.span_seconds, 1)} s (busy ${fmtNum(r.busy_seconds, 1)} s)`],
+  ];
+  const judged = (r.runs || []).find((run) => run.analyzed);
+  if (judged) {
+    // Several server runs: the figures below are the judged run's.
+    rows.push(['Server runs', `${r.runs.length}; run ${judged.run} judged (lines ${judged.first_line}–${judged.last_line}, ` +
+      `${fmtNum(judged.stat_lines)} stats lines)`]);
+  }
+  rows.push(
     ['Generation throughput', s.gen_throughput_tok_s ? `mean ${fmtNum(s.gen_throughput_tok_s.mean)} tokens/s, max ${fmtNum(s.gen_throughput_tok_s.max)}` : '–'],
     ['Running requests', s.running_requests ? `mean ${fmtNum(s.running_requests.mean, 1)}, max ${fmtNum(s.running_requests.max)}` : '–'],
     ['Queued requests', s.queued_requests ? `mean ${fmtNum(s.queued_requests.mean, 1)}, max ${fmtNum(s.queued_requests.max)}` : '–'],
     ['KV cache usage', s.kv_usage ? `mean ${fmtNum(s.kv_usage.mean * 100)}%, max ${fmtNum(s.kv_usage.max * 100)}%` : '–'],
     ['Retractions', fmtNum(s.retractions)],
-  ];
+  );
   const dl = $('summary');
   dl.replaceChildren();
   for (const [k, v] of rows) dl.append(el('dt', k), el('dd', v));

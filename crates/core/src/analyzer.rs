@@ -380,6 +380,7 @@ impl Analyzer {
             events: f.events,
             timeline: f.timeline,
             diagnosis: None,
+            runs: f.runs,
             what_if: None,
             reconciliation: None,
             client: None,

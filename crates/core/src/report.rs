@@ -9,7 +9,10 @@ use std::collections::BTreeMap;
 
 use crate::config::ServerConfig;
 
-pub const SCHEMA_VERSION: u32 = 1;
+/// 2: in a log with several server runs (a restart starts the next), the
+/// top-level figures describe one run — the last, unless it is too short to
+/// judge — and `runs` lists every run (1 combined them all).
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Report {
@@ -35,6 +38,11 @@ pub struct Report {
     pub timeline: TimelineReport,
     /// What limits throughput, with evidence and actions.
     pub diagnosis: Option<crate::diagnose::Diagnosis>,
+    /// Every server run in the log, in order, when it holds more than one: the
+    /// rest of the report (but `input` and `events.restarts`) describes the one
+    /// marked `analyzed`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<RunSummary>,
     /// Predicted effect of the requested changes (`--what-if`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub what_if: Option<crate::whatif::WhatIf>,
@@ -152,11 +160,39 @@ pub struct SourceSummary {
     pub kv_usage_mean: Option<f64>,
 }
 
+/// One server run (from a startup to the next restart), in brief.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RunSummary {
+    /// 1-based, in log order.
+    pub run: u32,
+    /// The run's first line (its first startup line; 1 for the first run) and last stats line.
+    pub first_line: u64,
+    pub last_line: u64,
+    pub first_timestamp: Option<String>,
+    pub last_timestamp: Option<String>,
+    pub span_seconds: f64,
+    pub busy_seconds: f64,
+    pub stat_lines: u64,
+    pub gen_throughput_tok_s_mean: Option<f64>,
+    pub sustained_gen_tok_s: Option<f64>,
+    pub running_requests_mean: Option<f64>,
+    pub queued_requests_mean: Option<f64>,
+    pub kv_usage_mean: Option<f64>,
+    pub retractions: u64,
+    pub out_of_memory: u64,
+    pub crashes: u64,
+    /// What the run's startup lines said.
+    pub config: ServerConfig,
+    /// The run the rest of the report describes.
+    pub analyzed: bool,
+}
+
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct EventSummary {
     pub retractions: u64,
     pub preemptions: u64,
     pub out_of_memory: u64,
+    /// Restarts in the whole log (each starts a run: see `Report::runs`).
     pub restarts: u64,
     pub crashes: u64,
     pub clock_jumps: u64,

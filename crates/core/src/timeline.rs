@@ -7,7 +7,9 @@
 
 use crate::config::ServerConfig;
 use crate::model::{ConfigItem, Event, EventKind, Record, Sample, SampleKind};
-use crate::report::{EventSummary, SourceSeries, SourceSummary, Summary, TimelineReport};
+use crate::report::{
+    EventSummary, RunSummary, SourceSeries, SourceSummary, Summary, TimelineReport,
+};
 use crate::round::sig;
 use crate::series::{Obs, Series};
 use crate::stats::Stream;
@@ -20,6 +22,12 @@ const MAX_SOURCES: usize = 256;
 const MAX_SOURCE_SERIES: usize = 32;
 const MAX_EVENTS_LISTED: usize = 50;
 const MAX_GAPS_LISTED: usize = 20;
+/// Server runs listed (a crash-looping server restarts without end).
+const MAX_RUNS_LISTED: usize = 64;
+/// A last run with fewer stats lines than this is too short to judge when an
+/// earlier run has [`LONGER_RUN_FACTOR`] times as many: that one is judged.
+const SHORT_RUN_LINES: u64 = 20;
+const LONGER_RUN_FACTOR: u64 = 5;
 
 /// A running mean: all a source's summary shows (no quantiles, so no histogram per source).
 #[derive(Debug, Default)]
@@ -207,6 +215,16 @@ pub struct Timeline {
     /// vLLM V0 prints a cumulative preemption counter.
     preempt_cumulative_max: u64,
     pub clock_regressions: u64,
+    /// This run: its number (0 for the first), first line, last stats line, stats lines.
+    run: u32,
+    run_first_line: u64,
+    run_last_line: u64,
+    run_stat_lines: u64,
+    /// Earlier runs in brief, and restarts counted in the whole log.
+    runs: Vec<RunSummary>,
+    restarts: u64,
+    /// The latest earlier run long enough to judge, whole, in case the last is not.
+    kept: Option<Box<Timeline>>,
 }
 
 /// What the timeline hands to the report.
@@ -221,6 +239,8 @@ pub struct Finished {
     pub sources: Vec<SourceSummary>,
     pub events: EventSummary,
     pub timeline: TimelineReport,
+    /// Every run, when the log holds more than one.
+    pub runs: Vec<RunSummary>,
 }
 
 impl Timeline {
@@ -289,17 +309,81 @@ impl Timeline {
     fn add_config(&mut self, line: u64, items: &[ConfigItem]) {
         if self.samples_since_start {
             // Startup lines after stats lines: the server restarted.
-            self.samples_since_start = false;
-            let t = self.last_stat_t;
-            self.push_event(Event {
-                line,
-                stamp: None,
-                clock_s: t,
-                source: String::new(),
-                kind: EventKind::Restart,
-            });
+            self.start_next_run(line);
         }
         self.config.apply(line, items);
+    }
+
+    /// Ends this run at a restart: its brief joins the list, and everything that
+    /// describes a run (figures, series, config, events) starts afresh, so a
+    /// restart with other settings is judged on its own. The clock goes on.
+    fn start_next_run(&mut self, line: u64) {
+        let brief = self.brief();
+        let mut old = std::mem::take(self);
+        self.clock = old.clock.take();
+        self.clock_regressions = old.clock_regressions;
+        self.runs = std::mem::take(&mut old.runs);
+        if self.runs.len() < MAX_RUNS_LISTED {
+            self.runs.push(brief);
+        }
+        self.restarts = old.restarts + 1;
+        self.run = old.run + 1;
+        self.run_first_line = line;
+        let earlier = old.kept.take();
+        self.kept = if old.run_stat_lines >= SHORT_RUN_LINES {
+            Some(Box::new(old))
+        } else {
+            earlier
+        };
+        self.push_event(Event {
+            line,
+            stamp: None,
+            clock_s: None,
+            source: String::new(),
+            kind: EventKind::Restart,
+        });
+    }
+
+    /// This run in brief.
+    fn brief(&self) -> RunSummary {
+        let main = if self.decode.rounds > 0 {
+            &self.decode
+        } else {
+            &self.prefill
+        };
+        let (span, idle) = self.span_idle();
+        let busy = span - idle;
+        RunSummary {
+            run: self.run + 1,
+            first_line: self.run_first_line.max(1),
+            last_line: self.run_last_line,
+            first_timestamp: self.first_stamp.as_ref().map(format_stamp),
+            last_timestamp: self.last_stamp.as_ref().map(format_stamp),
+            span_seconds: sig(span),
+            busy_seconds: sig(busy),
+            stat_lines: self.run_stat_lines,
+            gen_throughput_tok_s_mean: self.decode.gen.mean().map(sig),
+            sustained_gen_tok_s: (busy > 0.0 && self.gen_tokens > 0.0)
+                .then(|| sig(self.gen_tokens / busy)),
+            running_requests_mean: main.running.mean().map(sig),
+            queued_requests_mean: main.queued.mean().map(sig),
+            kv_usage_mean: main.kv_usage.mean().map(sig),
+            retractions: self.events.retractions
+                + self.events.preemptions.max(self.preempt_cumulative_max),
+            out_of_memory: self.events.out_of_memory,
+            crashes: self.events.crashes,
+            config: self.config.clone(),
+            analyzed: false,
+        }
+    }
+
+    /// Span of the stats lines and the idle part of it, seconds.
+    fn span_idle(&self) -> (f64, f64) {
+        let span = match (self.t0, self.last_stat_t) {
+            (Some(a), Some(b)) => (b - a).max(0.0),
+            _ => 0.0,
+        };
+        (span, self.idle_s.min(span))
     }
 
     fn add_event(&mut self, mut e: Event) {
@@ -329,6 +413,8 @@ impl Timeline {
 
     fn add_sample(&mut self, s: &Sample) {
         self.samples_since_start = true;
+        self.run_stat_lines += 1;
+        self.run_last_line = s.line;
         let placed = self.place(s.stamp.as_ref(), s.line);
         // Lines without a timestamp inherit the last one: order is what we know.
         let t = placed.or(self.last_stat_t).unwrap_or(0.0);
@@ -421,7 +507,39 @@ impl Timeline {
         }
     }
 
+    /// The report's figures: of the only run, or, when the log holds several,
+    /// of the last (or of the latest long one when the last is too short), with
+    /// every run in brief.
     pub fn finish(mut self) -> Finished {
+        if self.runs.is_empty() {
+            return self.finish_run();
+        }
+        let mut runs = std::mem::take(&mut self.runs);
+        if runs.len() < MAX_RUNS_LISTED {
+            runs.push(self.brief());
+        }
+        let restarts = self.restarts;
+        let last_lines = self.run_stat_lines;
+        let judged = match self.kept.take() {
+            Some(k)
+                if last_lines < SHORT_RUN_LINES
+                    && k.run_stat_lines >= LONGER_RUN_FACTOR * last_lines.max(1) =>
+            {
+                *k
+            }
+            _ => self,
+        };
+        if let Some(r) = runs.iter_mut().find(|r| r.run == judged.run + 1) {
+            r.analyzed = true;
+        }
+        let mut f = judged.finish_run();
+        f.events.restarts = restarts;
+        f.summary.restarts = restarts;
+        f.runs = runs;
+        f
+    }
+
+    fn finish_run(mut self) -> Finished {
         self.decode.close(&mut self.series, false);
         self.prefill.close(&mut self.series, true);
         let has_decode = self.decode.rounds > 0;
@@ -430,11 +548,7 @@ impl Timeline {
         } else {
             &self.prefill
         };
-        let span = match (self.t0, self.last_stat_t) {
-            (Some(a), Some(b)) => (b - a).max(0.0),
-            _ => 0.0,
-        };
-        let idle = self.idle_s.min(span);
+        let (span, idle) = self.span_idle();
         let busy = span - idle;
         // The cumulative counter is the better count when the engine prints one.
         let preemptions = self.events.preemptions.max(self.preempt_cumulative_max);
@@ -515,6 +629,7 @@ impl Timeline {
                 max_queued_line: main.max_queued_line.map(|(_, l)| l),
                 max_running_line: main.max_running_line.map(|(_, l)| l),
             },
+            runs: Vec::new(),
         }
     }
 }

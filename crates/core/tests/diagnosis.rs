@@ -5,7 +5,7 @@ mod common;
 
 use batchlens_core::diagnose::Kind;
 use batchlens_core::{render, Report};
-use batchlens_sim::{simulate, SimConfig, SimOutcome};
+use batchlens_sim::{simulate, Engine, SimConfig, SimOutcome};
 
 fn run(cfg: &SimConfig) -> (Report, SimOutcome) {
     let mut text = String::new();
@@ -304,4 +304,139 @@ fn prefill_heavy_runs_stay_prefill_heavy_across_seeds() {
             r.diagnosis.as_ref().unwrap().primary.headline
         );
     }
+}
+
+/// The log of a simulated run starting at `start` (startup lines included).
+fn sim_log(cfg: &SimConfig, start: &str) -> String {
+    let cfg = SimConfig {
+        start_time: start.into(),
+        ..cfg.clone()
+    };
+    let mut text = String::new();
+    simulate(&cfg, &mut |l| {
+        text.push_str(l);
+        text.push('\n');
+    });
+    text
+}
+
+#[test]
+fn a_restart_with_other_settings_is_judged_on_its_own_and_compared_with_the_run_before() {
+    for engine in [Engine::Sglang, Engine::VllmV1, Engine::VllmV0] {
+        let before = SimConfig {
+            engine,
+            duration_s: 600.0,
+            ..SimConfig::preset("kv_bound").unwrap()
+        };
+        let after = SimConfig {
+            kv_capacity_tokens: 300_000,
+            ..before.clone()
+        };
+        let first = sim_log(&before, "2026-02-24 10:00:00");
+        let second = sim_log(&after, "2026-02-24 11:00:00");
+        let both = common::analyze(format!("{first}{second}").as_bytes());
+        let (one, alone) = (
+            common::analyze(first.as_bytes()),
+            common::analyze(second.as_bytes()),
+        );
+
+        assert_eq!(both.runs.len(), 2, "{engine:?}");
+        assert_eq!(
+            both.runs.iter().map(|r| r.analyzed).collect::<Vec<_>>(),
+            [false, true]
+        );
+        let restart_line = first.lines().count() as u64 + 1;
+        assert_eq!(both.runs[1].first_line, restart_line, "{engine:?}");
+        assert_eq!(both.events.restarts, 1);
+        // Each run's settings are its own, and the judged run's figures are what
+        // its log alone gives.
+        let (k1, k2) = (
+            one.config.kv_capacity_tokens,
+            alone.config.kv_capacity_tokens,
+        );
+        assert!(k1.unwrap() < k2.unwrap());
+        assert_eq!(both.runs[0].config.kv_capacity_tokens, k1, "{engine:?}");
+        assert_eq!(both.config.kv_capacity_tokens, k2, "{engine:?}");
+        assert_eq!(
+            both.summary.gen_throughput_tok_s,
+            alone.summary.gen_throughput_tok_s
+        );
+        assert_eq!(
+            both.summary.running_requests,
+            alone.summary.running_requests
+        );
+        assert_eq!(both.summary.queued_requests, alone.summary.queued_requests);
+        assert_eq!(both.summary.kv_usage, alone.summary.kv_usage);
+        assert_eq!(both.summary.retractions, alone.summary.retractions);
+        assert_eq!(
+            (both.span_seconds, both.busy_seconds),
+            (alone.span_seconds, alone.busy_seconds)
+        );
+        assert_eq!(both.first_timestamp, alone.first_timestamp);
+        let (d, a) = (
+            both.diagnosis.as_ref().unwrap(),
+            alone.diagnosis.as_ref().unwrap(),
+        );
+        assert_eq!(d.primary.kind, a.primary.kind, "{engine:?}");
+        assert_eq!(d.facts, a.facts, "{engine:?}");
+        // A bigger pool runs more requests at once, and the evidence says what changed.
+        let (r1, r2) = (&both.runs[0], &both.runs[1]);
+        assert!(r2.running_requests_mean.unwrap() > 1.5 * r1.running_requests_mean.unwrap());
+        let first_ev = &d.primary.evidence[0];
+        let change = format!(
+            "KV pool (tokens) {} → {}",
+            render::num(k1.unwrap() as f64),
+            render::num(k2.unwrap() as f64)
+        );
+        assert!(
+            first_ev.statement.contains("2 server runs"),
+            "{}",
+            first_ev.statement
+        );
+        assert!(
+            first_ev.statement.contains(&change),
+            "{}",
+            first_ev.statement
+        );
+        assert_eq!(first_ev.lines, [restart_line]);
+        let text = render::text(&both, false);
+        assert!(text.contains("in 2 server runs; run 2 judged"), "{text}");
+    }
+}
+
+#[test]
+fn a_last_run_too_short_to_judge_leaves_the_verdict_to_the_long_run_before() {
+    let long = SimConfig {
+        duration_s: 600.0,
+        ..SimConfig::preset("kv_bound").unwrap()
+    };
+    let first = sim_log(&long, "2026-02-24 10:00:00");
+    let second = sim_log(&long, "2026-02-24 11:00:00");
+    // The restarted server printed a few stats lines, then the log ends.
+    let mut stats = 0;
+    let short: String = second
+        .lines()
+        .take_while(|l| {
+            stats += (l.contains("Decode batch") || l.contains("Prefill batch")) as usize;
+            stats <= 5
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let both = common::analyze(format!("{first}{short}").as_bytes());
+    let alone = common::analyze(first.as_bytes());
+    assert_eq!(both.runs.len(), 2);
+    assert!(both.runs[0].analyzed && !both.runs[1].analyzed);
+    assert!(both.runs[1].stat_lines < 20);
+    assert_eq!(
+        both.summary.gen_throughput_tok_s,
+        alone.summary.gen_throughput_tok_s
+    );
+    assert_eq!(primary(&both), primary(&alone));
+    let ev = &both.diagnosis.as_ref().unwrap().primary.evidence[0].statement;
+    assert!(
+        ev.contains("this diagnosis is of run 1") && ev.contains("the last run has only"),
+        "{ev}"
+    );
+    // A single run lists no runs.
+    assert!(alone.runs.is_empty());
 }

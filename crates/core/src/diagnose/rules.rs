@@ -164,9 +164,61 @@ fn ev(statement: String, lines: Vec<u64>) -> Evidence {
     Evidence { statement, lines }
 }
 
+/// Which run of several is judged, and how it compares with the one before
+/// (a restart with other settings is the experiment the user ran).
+fn runs_evidence(c: &Ctx) -> Option<Evidence> {
+    let runs = &c.r.runs;
+    let judged = runs.iter().position(|r| r.analyzed)?;
+    let this = &runs[judged];
+    let mut s = format!(
+        "The log holds {} server runs (restarted at line{} {}); this diagnosis is of run {} (lines {}–{})",
+        runs.len(),
+        if runs.len() > 2 { "s" } else { "" },
+        runs[1..]
+            .iter()
+            .map(|r| num(r.first_line as f64))
+            .collect::<Vec<_>>()
+            .join(", "),
+        this.run,
+        num(this.first_line as f64),
+        num(this.last_line as f64),
+    );
+    if judged + 1 < runs.len() {
+        let last = runs.last().expect("several runs");
+        s.push_str(&format!(
+            ", as the last run has only {} stats lines",
+            num(last.stat_lines as f64)
+        ));
+    }
+    let brief = |r: &crate::report::RunSummary| {
+        let mut b = format!("run {}", r.run);
+        if let Some(g) = r.gen_throughput_tok_s_mean {
+            b.push_str(&format!(": {} tok/s", num(g)));
+        }
+        if let (Some(run), Some(q)) = (r.running_requests_mean, r.queued_requests_mean) {
+            b.push_str(&format!(", {} running, {} waiting", num(run), num(q)));
+        }
+        b
+    };
+    if judged > 0 {
+        let before = &runs[judged - 1];
+        s.push_str(&format!(
+            "; on average {} and {}",
+            brief(before),
+            brief(this)
+        ));
+        let changes = this.config.changes_from(&before.config);
+        if !changes.is_empty() {
+            s.push_str(&format!(" (settings: {})", changes.join(", ")));
+        }
+    }
+    let lines = runs[1..].iter().map(|r| r.first_line).collect();
+    Some(ev(s, lines))
+}
+
 /// Evidence every finding starts from: what the server generates and how busy it is.
 fn throughput_evidence(c: &Ctx) -> Vec<Evidence> {
-    let mut v = Vec::new();
+    let mut v: Vec<Evidence> = runs_evidence(c).into_iter().collect();
     if let Some(g) = c.w.gen_tok_s {
         let sustained =
             c.r.summary

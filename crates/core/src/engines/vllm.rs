@@ -473,11 +473,14 @@ impl VllmParser {
         let mut items = Vec::new();
         let after_word = memchr::memchr(b' ', m).map(|i| &m[i + 1..]);
         if let Some(v) = m.strip_prefix(b"non-default args: ") {
+            // The arguments open a (re)start: its block size is to be read afresh.
+            self.block_size_known = false;
             for (k, v) in python_pairs(v) {
                 self.arg(k, v, &mut items);
             }
         } else if let Some(v) = m.strip_prefix(b"args: ") {
             // `args: Namespace(…)` (≤0.9).
+            self.block_size_known = false;
             for (k, v) in python_pairs(v) {
                 self.arg(k, v, &mut items);
             }

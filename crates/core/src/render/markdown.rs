@@ -26,10 +26,9 @@ pub fn markdown(r: &Report) -> String {
     let _ = writeln!(o, "## batchlens report ({})\n", esc(&r.engine));
     let _ = writeln!(
         o,
-        "{} lines, {} stats lines, {} of log ({} busy, {} idle).\n",
+        "{} lines, {} ({} busy, {} idle).\n",
         num(r.input.lines as f64),
-        num(r.input.stat_lines as f64),
-        duration(r.span_seconds),
+        super::scope(r),
         duration(r.busy_seconds),
         duration(r.idle_seconds)
     );

@@ -54,6 +54,22 @@ pub fn duration(s: f64) -> String {
     }
 }
 
+/// The stats lines read and the span the report covers: with several server
+/// runs, which run is judged (its figures are the report's).
+pub(crate) fn scope(r: &Report) -> String {
+    let stats = num(r.input.stat_lines as f64);
+    match r.runs.iter().find(|run| run.analyzed) {
+        Some(run) => format!(
+            "{stats} stats lines in {} server runs; run {} judged: {} stats lines over {}",
+            r.runs.len(),
+            run.run,
+            num(run.stat_lines as f64),
+            duration(r.span_seconds)
+        ),
+        None => format!("{stats} stats lines over {}", duration(r.span_seconds)),
+    }
+}
+
 /// Rows of the summary table: label, distribution, formatter.
 type Fmt = fn(f64) -> String;
 

@@ -32,12 +32,11 @@ pub fn text(r: &Report, color: bool) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "{} {} log, {} lines, {} stats lines over {}",
+        "{} {} log, {} lines, {}",
         st.accent("batchlens:"),
         r.engine,
         num(r.input.lines as f64),
-        num(r.input.stat_lines as f64),
-        duration(r.span_seconds)
+        super::scope(r)
     );
     if let Some(d) = &r.diagnosis {
         let p = &d.primary;
