@@ -173,6 +173,9 @@ pub struct RunSummary {
     pub span_seconds: f64,
     pub busy_seconds: f64,
     pub stat_lines: u64,
+    /// Its decode (or interval) and prefill stats lines.
+    pub decode_lines: u64,
+    pub prefill_lines: u64,
     pub gen_throughput_tok_s_mean: Option<f64>,
     pub sustained_gen_tok_s: Option<f64>,
     pub running_requests_mean: Option<f64>,

@@ -220,6 +220,7 @@ pub struct Timeline {
     run_first_line: u64,
     run_last_line: u64,
     run_stat_lines: u64,
+    run_prefill_lines: u64,
     /// Earlier runs in brief, and restarts counted in the whole log.
     runs: Vec<RunSummary>,
     restarts: u64,
@@ -362,6 +363,8 @@ impl Timeline {
             span_seconds: sig(span),
             busy_seconds: sig(busy),
             stat_lines: self.run_stat_lines,
+            decode_lines: self.run_stat_lines - self.run_prefill_lines,
+            prefill_lines: self.run_prefill_lines,
             gen_throughput_tok_s_mean: self.decode.gen.mean().map(sig),
             sustained_gen_tok_s: (busy > 0.0 && self.gen_tokens > 0.0)
                 .then(|| sig(self.gen_tokens / busy)),
@@ -429,6 +432,7 @@ impl Timeline {
         }
         let rel = t - self.t0.unwrap_or(t);
         let prefill = s.kind == Some(SampleKind::Prefill);
+        self.run_prefill_lines += prefill as u64;
 
         // Idle accounting: long silences, and intervals that end in a line with nothing to do.
         if let Some(prev) = self.last_stat_t {

@@ -348,6 +348,18 @@ fn a_restart_with_other_settings_is_judged_on_its_own_and_compared_with_the_run_
         let restart_line = first.lines().count() as u64 + 1;
         assert_eq!(both.runs[1].first_line, restart_line, "{engine:?}");
         assert_eq!(both.events.restarts, 1);
+        for (r, log) in both.runs.iter().zip([&one, &alone]) {
+            let k = &log.input.stat_lines_by_kind;
+            assert_eq!(
+                r.stat_lines,
+                log.input.stat_lines + log.input.damaged_stat_lines
+            );
+            assert_eq!(
+                r.prefill_lines,
+                k.get("prefill").copied().unwrap_or(0),
+                "{engine:?}"
+            );
+        }
         // Each run's settings are its own, and the judged run's figures are what
         // its log alone gives.
         let (k1, k2) = (

@@ -29,9 +29,15 @@ impl<'a> Ctx<'a> {
     pub fn new(r: &'a Report) -> Ctx<'a> {
         let w = steady(r);
         let k = &r.input.stat_lines_by_kind;
-        let decode_lines =
-            k.get("decode").copied().unwrap_or(0) + k.get("interval").copied().unwrap_or(0);
-        let prefill_lines = k.get("prefill").copied().unwrap_or(0);
+        let (stat_lines, decode_lines, prefill_lines) = match r.runs.iter().find(|x| x.analyzed) {
+            // Of several server runs, the judged one's lines.
+            Some(run) => (run.stat_lines, run.decode_lines, run.prefill_lines),
+            None => (
+                r.input.stat_lines + r.input.damaged_stat_lines,
+                k.get("decode").copied().unwrap_or(0) + k.get("interval").copied().unwrap_or(0),
+                k.get("prefill").copied().unwrap_or(0),
+            ),
+        };
         let has_decode = r.summary.gen_throughput_tok_s.is_some();
         let sglang = r.engine == "sglang";
         let run = w.running.unwrap_or(0.0);
@@ -81,7 +87,7 @@ impl<'a> Ctx<'a> {
             r,
             facts,
             sglang,
-            stat_lines: r.input.stat_lines + r.input.damaged_stat_lines,
+            stat_lines,
             has_decode,
             prefill_lines,
             decode_lines,
