@@ -413,6 +413,23 @@ fn a_restart_with_other_settings_is_judged_on_its_own_and_compared_with_the_run_
         assert_eq!(first_ev.lines, [restart_line]);
         let text = render::text(&both, false);
         assert!(text.contains("in 2 server runs; run 2 judged"), "{text}");
+        let table: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("Server runs"))
+            .collect();
+        assert!(
+            table[2].starts_with("  1 ") && table[3].starts_with("  2 *"),
+            "{text}"
+        );
+        assert!(
+            table[3].ends_with(&render::num(k2.unwrap() as f64)),
+            "{text}"
+        );
+        let md = render::markdown(&both);
+        assert!(
+            md.contains("### Server runs") && md.contains("| 2 \\* |"),
+            "{md}"
+        );
     }
 }
 
@@ -451,4 +468,5 @@ fn a_last_run_too_short_to_judge_leaves_the_verdict_to_the_long_run_before() {
     );
     // A single run lists no runs.
     assert!(alone.runs.is_empty());
+    assert!(!render::text(&alone, false).contains("Server runs"));
 }

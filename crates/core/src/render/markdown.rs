@@ -105,6 +105,19 @@ pub fn markdown(r: &Report) -> String {
         }
         let _ = writeln!(o);
     }
+    let runs = super::run_rows(r);
+    if !runs.is_empty() {
+        let _ = writeln!(
+            o,
+            "### Server runs\n\nThe judged run is starred; the figures above are its own (means here).\n"
+        );
+        let _ = writeln!(o, "| {} |", super::RUN_COLUMNS.join(" | "));
+        let _ = writeln!(o, "|---|---|---:|---:|---:|---:|---:|");
+        for row in runs {
+            let _ = writeln!(o, "| {} |", row.map(|c| esc(&c)).join(" | "));
+        }
+        let _ = writeln!(o);
+    }
     let _ = writeln!(
         o,
         "Retractions/preemptions: {}. Damaged stats lines: {}. Unrecognised lines: {}.",

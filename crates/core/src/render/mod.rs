@@ -70,6 +70,40 @@ pub(crate) fn scope(r: &Report) -> String {
     }
 }
 
+/// Columns of the server-runs table.
+pub(crate) const RUN_COLUMNS: [&str; 7] = [
+    "run",
+    "lines",
+    "span",
+    "gen tok/s",
+    "running",
+    "queued",
+    "KV pool",
+];
+
+/// One row per server run (none for a single run); the judged run is starred.
+pub(crate) fn run_rows(r: &Report) -> Vec<[String; 7]> {
+    let opt = |v: Option<f64>| v.map_or_else(|| "–".to_string(), num);
+    r.runs
+        .iter()
+        .map(|run| {
+            [
+                format!("{}{}", run.run, if run.analyzed { " *" } else { "" }),
+                format!(
+                    "{}–{}",
+                    num(run.first_line as f64),
+                    num(run.last_line as f64)
+                ),
+                duration(run.span_seconds),
+                opt(run.gen_throughput_tok_s_mean),
+                opt(run.running_requests_mean),
+                opt(run.queued_requests_mean),
+                opt(run.config.kv_capacity_tokens.map(|v| v as f64)),
+            ]
+        })
+        .collect()
+}
+
 /// Rows of the summary table: label, distribution, formatter.
 type Fmt = fn(f64) -> String;
 

@@ -138,6 +138,22 @@ pub fn text(r: &Report, color: bool) -> String {
     if !cfg.is_empty() {
         let _ = writeln!(o, "  config: {}", cfg.join(", "));
     }
+    let runs = super::run_rows(r);
+    if !runs.is_empty() {
+        let _ = writeln!(
+            o,
+            "\n{} {}",
+            st.bold("Server runs"),
+            st.dim("(* the judged run: the figures above are its own; means)")
+        );
+        for row in std::iter::once(super::RUN_COLUMNS.map(String::from)).chain(runs) {
+            let _ = writeln!(
+                o,
+                "  {:<5} {:<15} {:>9} {:>10} {:>8} {:>8} {:>10}",
+                row[0], row[1], row[2], row[3], row[4], row[5], row[6]
+            );
+        }
+    }
     let i = &r.input;
     let mut notes = Vec::new();
     if i.damaged_stat_lines > 0 {
