@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::encoding::Decode;
 use crate::engines::{common, parser_for, Engine, LineParser, Outcome};
 use crate::fields::excerpt;
 use crate::lines::{strip_ansi, Line, LineSplitter, MAX_LINE};
@@ -50,6 +51,9 @@ pub struct Analyzer {
     odd_bytes: usize,
     /// The first bytes, to name a binary input's format.
     head: Vec<u8>,
+    /// UTF-8 as it is, or UTF-16 decoded (into `decoded`) as it comes.
+    decode: Decode,
+    decoded: Vec<u8>,
     /// Benchmark summary blocks and per-request lines.
     client_lines: crate::client::ClientLines,
     /// The line being fed, as read ahead ([`Analyzer::feed_prepared`]).
@@ -99,6 +103,8 @@ impl Analyzer {
             sniffed: 0,
             odd_bytes: 0,
             head: Vec::new(),
+            decode: Decode::default(),
+            decoded: Vec::new(),
             client_lines: crate::client::ClientLines::default(),
             ahead: None,
             ahead_recs: Vec::new(),
@@ -128,9 +134,20 @@ impl Analyzer {
 
     pub fn feed(&mut self, chunk: &[u8]) {
         self.input.bytes += chunk.len() as u64;
-        self.sniff(chunk);
+        if self.decode.plain_for(chunk) {
+            return self.read_text(chunk);
+        }
+        let mut decoded = std::mem::take(&mut self.decoded);
+        let mut decode = std::mem::take(&mut self.decode);
+        self.read_text(decode.text(chunk, &mut decoded));
+        self.decode = decode;
+        self.decoded = decoded;
+    }
+
+    fn read_text(&mut self, text: &[u8]) {
+        self.sniff(text);
         let mut splitter = std::mem::take(&mut self.splitter);
-        splitter.feed(chunk, &mut |l: Line<'_>| self.on_line(l.no, l.bytes));
+        splitter.feed(text, &mut |l: Line<'_>| self.on_line(l.no, l.bytes));
         self.splitter = splitter;
     }
 
@@ -145,7 +162,11 @@ impl Analyzer {
             .iter()
             .copied()
             .eq(self.parsers.iter().map(|p| p.engine()));
-        if !self.splitter.at_line_start() || !same_engines || prepared.len != chunk.len() {
+        if !self.splitter.at_line_start()
+            || !same_engines
+            || prepared.len != chunk.len()
+            || !self.decode.plain_for(chunk)
+        {
             return self.feed(chunk);
         }
         self.input.bytes += chunk.len() as u64;
@@ -334,6 +355,11 @@ impl Analyzer {
     }
 
     pub fn finish(mut self) -> Report {
+        let mut decoded = std::mem::take(&mut self.decoded);
+        let tail = self.decode.finish(&mut decoded);
+        if !tail.is_empty() {
+            self.read_text(tail);
+        }
         let mut splitter = std::mem::take(&mut self.splitter);
         splitter.finish(&mut |l: Line<'_>| self.on_line(l.no, l.bytes));
         if let Some((no, held)) = self.held.take() {
@@ -345,6 +371,7 @@ impl Analyzer {
         input.lines = splitter.lines();
         input.overlong_lines = splitter.overlong_lines;
         input.clock_regressions = self.timeline.clock_regressions;
+        input.encoding = self.decode.name().map(str::to_string);
         input.looks_binary = self.sniffed > 0 && self.odd_bytes * 100 > self.sniffed;
         if input.looks_binary {
             input.binary_format = crate::file_format::detect(&self.head);

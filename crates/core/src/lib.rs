@@ -17,6 +17,7 @@ pub mod charts;
 pub mod client;
 pub mod config;
 pub mod diagnose;
+mod encoding;
 pub mod engines;
 pub mod fields;
 pub mod file_format;

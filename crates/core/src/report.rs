@@ -87,6 +87,9 @@ pub struct InputStats {
     pub damaged_examples: Vec<LineExample>,
     /// Whether the bytes look like text at all.
     pub looks_binary: bool,
+    /// The text encoding decoded, when not UTF-8 (`utf-16le`, `utf-16be`: told by the byte-order mark).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<String>,
     /// What binary input is, when its first bytes say (`xz`, `zip`, `tar`, …).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub binary_format: Option<crate::file_format::FileFormat>,

@@ -92,3 +92,58 @@ fn a_wrapped_stats_line_is_still_joined_when_read_ahead() {
         assert_eq!(json(&got), json(&want), "chunks of {chunk}");
     }
 }
+
+/// The text in UTF-16 with its byte-order mark, as Windows PowerShell's `>` writes it.
+fn utf16(text: &[u8], big_endian: bool) -> Vec<u8> {
+    let text = String::from_utf8_lossy(text);
+    let mut b = if big_endian {
+        vec![0xfe, 0xff]
+    } else {
+        vec![0xff, 0xfe]
+    };
+    for u in text.encode_utf16() {
+        b.extend(if big_endian {
+            u.to_be_bytes()
+        } else {
+            u.to_le_bytes()
+        });
+    }
+    b
+}
+
+#[test]
+fn a_utf16_log_reads_as_its_utf8_text_fed_or_read_ahead() {
+    let opts = Options::default();
+    let mut tried = 0;
+    for (name, bytes) in inputs()
+        .into_iter()
+        .filter(|(n, _)| n.contains("kv-bound") || n.contains("sglang_41") || n.contains("vllm_31"))
+    {
+        let Ok(_) = std::str::from_utf8(&bytes) else {
+            continue;
+        };
+        let mut want = common::analyze(&bytes);
+        assert!(want.input.stat_lines > 0, "{name}");
+        tried += 1;
+        for big_endian in [false, true] {
+            let wide = utf16(&bytes, big_endian);
+            let whole = common::analyze(&wide);
+            let mut fed = Analyzer::new(opts.clone());
+            for c in wide.chunks(4093) {
+                fed.feed(c);
+            }
+            let (ahead, _) = prepared(&wide, &opts, 8191, true);
+            for (how, mut got) in [("whole", whole), ("fed", fed.finish()), ("ahead", ahead)] {
+                let enc = if big_endian { "utf-16be" } else { "utf-16le" };
+                assert_eq!(got.input.encoding.as_deref(), Some(enc), "{name} {how}");
+                assert_eq!(got.input.bytes, wide.len() as u64);
+                // Everything else is what the UTF-8 text gives.
+                got.input.encoding = None;
+                got.input.bytes = 0;
+                want.input.bytes = 0;
+                assert_eq!(json(&got), json(&want), "{name} {how} {enc}");
+            }
+        }
+    }
+    assert!(tried >= 3, "{tried} logs tried");
+}
