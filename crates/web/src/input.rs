@@ -209,6 +209,22 @@ mod tests {
     }
 
     #[test]
+    fn a_utf16_file_reads_as_its_text() {
+        let mut wide = vec![0xff, 0xfe];
+        for u in String::from_utf8_lossy(LOG).encode_utf16() {
+            wide.extend(u.to_le_bytes());
+        }
+        let mut want = batchlens_core::analyze(LOG, Options::default());
+        for slice in [1, 4096] {
+            let (fed, is_gz, mut r, cut) = read(&wide, slice);
+            assert!(fed.is_ok() && !is_gz && cut.is_none());
+            assert_eq!(r.input.encoding.as_deref(), Some("utf-16le"));
+            (r.input.encoding, r.input.bytes, want.input.bytes) = (None, 0, 0);
+            assert_eq!(json(&r), json(&want), "slices of {slice}");
+        }
+    }
+
+    #[test]
     fn short_inputs_are_text_even_when_they_start_like_gzip() {
         for bytes in [&b""[..], b"\x1f", b"x", b"\x1fx"] {
             let (fed, is_gz, r, cut) = read(bytes, 1);
