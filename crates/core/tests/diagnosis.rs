@@ -470,3 +470,40 @@ fn a_last_run_too_short_to_judge_leaves_the_verdict_to_the_long_run_before() {
     assert!(alone.runs.is_empty());
     assert!(!render::text(&alone, false).contains("Server runs"));
 }
+
+#[test]
+fn a_run_at_its_running_cap_with_the_pool_full_names_both_limits() {
+    for engine in [Engine::Sglang, Engine::VllmV1, Engine::VllmV0] {
+        // 100 clients against a cap of 32 and a pool that holds ~36 such requests.
+        let (r, truth) = run(&SimConfig {
+            engine,
+            seed: 76,
+            kv_capacity_tokens: 30_000,
+            max_running_requests: 32,
+            max_running_requests_explicit: true,
+            concurrency: 100,
+            duration_s: 300.0,
+            num_requests: 0,
+            ..SimConfig::default()
+        });
+        assert!(truth.steady_mean_queued > 30.0 && truth.steady_mean_running > 30.0);
+        let d = r.diagnosis.as_ref().unwrap();
+        let kinds: Vec<Kind> = d.findings.iter().map(|f| f.kind).collect();
+        assert_eq!(
+            d.primary.kind,
+            Kind::KvCacheCapacity,
+            "{engine:?}: {kinds:?}"
+        );
+        let cap = d
+            .findings
+            .iter()
+            .find(|f| f.kind == Kind::RunningRequestLimit)
+            .unwrap_or_else(|| panic!("{engine:?}: {kinds:?}"));
+        assert!(cap.headline.contains("nearly full too"), "{}", cap.headline);
+        assert!(
+            cap.actions[0].why.contains("nearly full too"),
+            "{}",
+            cap.actions[0].why
+        );
+    }
+}

@@ -240,7 +240,9 @@ pub fn running_limit(c: &Ctx) -> Vec<Action> {
             c,
             "raise_running_cap",
             format!("--max-running-requests {}", num(target)),
-            if spec {
+            if c.kv_tight() {
+                "The cap stops admission, but the KV pool is nearly full too: a higher cap admits only what the pool can hold, so grow the pool with it (FP8 KV cache, more memory)".to_string()
+            } else if spec {
                 "Speculative decoding lowers the default max_running_requests (e.g. 32 for EAGLE); with KV to spare, a higher cap lets more requests decode at once".to_string()
             } else {
                 "The cap, not memory, stops admission; the KV pool has room for more running requests".to_string()
@@ -261,7 +263,11 @@ pub fn running_limit(c: &Ctx) -> Vec<Action> {
             c,
             "raise_running_cap",
             format!("--max-num-seqs {}", num(target)),
-            "max_num_seqs caps the batch; the KV cache has room for more sequences".to_string(),
+            if c.kv_tight() {
+                "max_num_seqs caps the batch, but the KV cache is nearly full too: grow it with the cap (FP8 KV cache, higher gpu_memory_utilization)".to_string()
+            } else {
+                "max_num_seqs caps the batch; the KV cache has room for more sequences".to_string()
+            },
             &[change("max_running", target)],
             "",
         ));

@@ -125,6 +125,10 @@ impl<'a> Ctx<'a> {
             0.75
         }
     }
+    /// The pool is all but full (usage as printed, reservations aside).
+    pub fn kv_tight(&self) -> bool {
+        self.kv().is_some_and(|u| u >= 0.85)
+    }
     pub fn at_cap(&self) -> bool {
         match (self.cap, self.w.running_max) {
             (Some(c), Some(m)) => m >= 0.95 * c && self.w.running_p50.unwrap_or(0.0) >= 0.85 * c,
@@ -368,9 +372,22 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
         out.push(retraction(c, confidence(c, conf)));
     }
 
-    if waiting && at_cap && kv.is_none_or(|u| u < 0.85) {
+    if waiting && at_cap && !c.kv_tight() {
         let conf = if c.cap_inferred { 0.7 } else { 0.85 };
         out.push(running_limit(c, confidence(c, conf)));
+    } else if waiting && at_cap {
+        // Both bind: the cap is reached with the pool all but full. A higher cap
+        // admits only what the pool can still hold, so the one with less room
+        // beyond the current batch leads.
+        let pool_room = c
+            .facts
+            .pool_holds_requests
+            .zip(c.cap)
+            .map(|(h, cap)| h / cap);
+        let cap_first = pool_room.is_some_and(|r| r >= 1.2);
+        let (kv_conf, cap_conf) = if cap_first { (0.6, 0.8) } else { (0.8, 0.6) };
+        out.push(kv_capacity(c, confidence(c, kv_conf)));
+        out.push(running_limit(c, confidence(c, cap_conf)));
     }
 
     if waiting && !at_cap && kv.is_some_and(|u| u >= kv_thr) {
@@ -466,10 +483,18 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
         out.push(Finding {
             kind: Kind::InsufficientData,
             confidence: 0.5,
-            headline: format!(
-                "{} stats lines, but too little in them to say what binds (no running/queue figures in the judged window)",
-                c.stat_lines
-            ),
+            headline: match (c.w.running, c.w.queued) {
+                (Some(run), Some(q)) => format!(
+                    "{} stats lines, but no known limit fits them ({} running, {} waiting in the judged window)",
+                    c.stat_lines,
+                    num(run),
+                    num(q)
+                ),
+                _ => format!(
+                    "{} stats lines, but too little in them to say what binds (no running/queue figures in the judged window)",
+                    c.stat_lines
+                ),
+            },
             evidence: few_lines_note(c).into_iter().collect(),
             actions: Vec::new(),
         });
@@ -582,11 +607,16 @@ fn running_limit(c: &Ctx, confidence: f64) -> Finding {
         kind: Kind::RunningRequestLimit,
         confidence,
         headline: format!(
-            "{} requests run — the cap of {} — while {} wait with KV {} used: the running-request limit binds, not memory",
+            "{} requests run — the cap of {} — while {} wait with KV {} used: the running-request limit binds, {}",
             num(c.run()),
             num(cap),
             num(c.queued()),
-            c.kv().map(pct).unwrap_or_else(|| "not".into())
+            c.kv().map(pct).unwrap_or_else(|| "not".into()),
+            if c.kv_tight() {
+                "and the pool is nearly full too"
+            } else {
+                "not memory"
+            }
         ),
         evidence: finish(c, evidence),
         actions: actions::running_limit(c),
