@@ -54,8 +54,11 @@ pub struct Analyzer {
     /// UTF-8 as it is, or UTF-16 decoded (into `decoded`) as it comes.
     decode: Decode,
     decoded: Vec<u8>,
-    /// Benchmark summary blocks and per-request lines.
+    /// Benchmark summary blocks and per-request lines, of the timeline's current
+    /// run (`client_run`), and of the earlier run it keeps in case the last is short.
     client_lines: crate::client::ClientLines,
+    client_run: u32,
+    client_kept: Option<(u32, crate::client::ClientLines)>,
     /// The line being fed, as read ahead ([`Analyzer::feed_prepared`]).
     ahead: Option<Ahead>,
     /// The records of the chunk being fed (each line's `Ahead` says which are its own).
@@ -106,6 +109,8 @@ impl Analyzer {
             decode: Decode::default(),
             decoded: Vec::new(),
             client_lines: crate::client::ClientLines::default(),
+            client_run: 0,
+            client_kept: None,
             ahead: None,
             ahead_recs: Vec::new(),
             stat_kinds: Tally::default(),
@@ -347,6 +352,19 @@ impl Analyzer {
             self.timeline.add(r);
         }
         self.recs.clear();
+        if self.timeline.run() != self.client_run {
+            self.client_next_run();
+        }
+    }
+
+    /// A restart: the client lines seen so far belong to the run that ended,
+    /// kept with it when the timeline keeps it.
+    fn client_next_run(&mut self) {
+        let ended = std::mem::take(&mut self.client_lines);
+        if self.timeline.kept_run() == Some(self.client_run) {
+            self.client_kept = Some((self.client_run, ended));
+        }
+        self.client_run = self.timeline.run();
     }
 
     fn count_other(&mut self, label: &'static str) {
@@ -413,7 +431,14 @@ impl Analyzer {
             client: None,
             requests: None,
         };
-        let (block, requests) = std::mem::take(&mut self.client_lines).finish();
+        // The client figures of the judged run.
+        let judged = report.runs.iter().find(|r| r.analyzed).map(|r| r.run - 1);
+        let lines = match (judged, self.client_kept.take()) {
+            (Some(j), Some((k, kept))) if j == k => kept,
+            (Some(j), _) if j != self.client_run => crate::client::ClientLines::default(),
+            _ => std::mem::take(&mut self.client_lines),
+        };
+        let (block, requests) = lines.finish();
         report.client = crate::client::combine(self.opts.client.take(), block, requests.as_ref());
         report.requests = requests;
         if let Some(c) = &report.client {

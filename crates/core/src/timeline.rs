@@ -315,6 +315,16 @@ impl Timeline {
         self.config.apply(line, items);
     }
 
+    /// The current run's number (0 for the first): it changes at each restart.
+    pub fn run(&self) -> u32 {
+        self.run
+    }
+
+    /// The number of the earlier run kept whole, if any.
+    pub fn kept_run(&self) -> Option<u32> {
+        self.kept.as_ref().map(|k| k.run)
+    }
+
     /// Ends this run at a restart: its brief joins the list, and everything that
     /// describes a run (figures, series, config, events) starts afresh, so a
     /// restart with other settings is judged on its own. The clock goes on.

@@ -507,3 +507,46 @@ fn a_run_at_its_running_cap_with_the_pool_full_names_both_limits() {
         );
     }
 }
+
+#[test]
+fn client_figures_are_reconciled_with_the_run_they_were_printed_in() {
+    let base = SimConfig {
+        duration_s: 300.0,
+        bench_summary: true,
+        ..SimConfig::preset("kv_bound").unwrap()
+    };
+    let bigger = SimConfig {
+        kv_capacity_tokens: 300_000,
+        ..base.clone()
+    };
+    let first = sim_log(&base, "2026-02-24 10:00:00");
+    let second = sim_log(&bigger, "2026-02-24 11:00:00");
+    let figures = |r: &Report| {
+        let c = r.client.as_ref().expect("a client summary");
+        (c.output_tok_s, c.completed_requests, c.duration_s)
+    };
+    // The judged (last) run's summary, not the first run's.
+    let both = common::analyze(format!("{first}{second}").as_bytes());
+    let alone = common::analyze(second.as_bytes());
+    assert_ne!(figures(&common::analyze(first.as_bytes())), figures(&alone));
+    assert_eq!(figures(&both), figures(&alone));
+    assert_eq!(
+        both.reconciliation
+            .as_ref()
+            .map(|r| serde_json::to_string(r).unwrap()),
+        alone
+            .reconciliation
+            .as_ref()
+            .map(|r| serde_json::to_string(r).unwrap())
+    );
+    // A last run without a summary has none: the first run's does not stand in for it.
+    let quiet = sim_log(
+        &SimConfig {
+            bench_summary: false,
+            ..bigger.clone()
+        },
+        "2026-02-24 11:00:00",
+    );
+    let both = common::analyze(format!("{first}{quiet}").as_bytes());
+    assert!(both.client.is_none() && both.reconciliation.is_none());
+}
