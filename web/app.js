@@ -33,6 +33,11 @@ function fmtBytes(n) {
   return n + ' bytes';
 }
 
+/** A count and its noun, singular for exactly one: `1 stats line`, `2,048 stats lines`. */
+function fmtCount(n, one, many) {
+  return `${fmtNum(n)} ${n === 1 ? one : many}`;
+}
+
 function fmtNum(v, digits = 0) {
   if (v === null || v === undefined || !Number.isFinite(v)) return '–';
   return v.toLocaleString('en-US', { maximumFractionDigits: digits });
@@ -67,7 +72,7 @@ function onWorkerMessage(e) {
     $('progress').value = pct;
     const rate = m.seconds > 0 ? m.bytes / 1e6 / m.seconds : 0;
     $('progress-text').textContent =
-      `${fmtBytes(m.bytes)} of ${fmtBytes(m.total)} (${pct.toFixed(1)}%) · ${rate.toFixed(0)} MB/s · ${fmtNum(m.lines)} lines`;
+      `${fmtBytes(m.bytes)} of ${fmtBytes(m.total)} (${pct.toFixed(1)}%) · ${rate.toFixed(0)} MB/s · ${fmtCount(m.lines, 'line', 'lines')}`;
   } else if (m.type === 'done') {
     state.busy = false;
     $('progress-box').hidden = true;
@@ -132,8 +137,8 @@ function show(json, markdown, warning) {
   ].sort((a, b) => a.line - b.line);
   renderLines($('unrecognized'), odd);
   $('unrecognized-count').textContent =
-    `${fmtNum(r.input.damaged_stat_lines)} damaged stats lines (their clean fields are used), ` +
-    `${fmtNum(r.input.unrecognized_lines)} unrecognised lines. Examples:`;
+    `${fmtCount(r.input.damaged_stat_lines, 'damaged stats line', 'damaged stats lines')} (their clean fields are used), ` +
+    `${fmtCount(r.input.unrecognized_lines, 'unrecognised line', 'unrecognised lines')}. Examples:`;
   $('unrecognized-box').hidden = odd.length === 0;
 
   try {
@@ -171,8 +176,8 @@ function showProblem(r) {
     text = `This is ${what} (${fmtBytes(r.input.bytes)} of binary data). Give a server log file, as plain text or gzip.`;
     $('problem-title').textContent = 'Not a text file';
   } else {
-    text = `No scheduler stats lines were recognised in ${fmtNum(r.input.lines)} lines ` +
-      `(${fmtNum(r.input.other_lines)} other known lines, ${fmtNum(r.input.unrecognized_lines)} unrecognised).`;
+    text = `No scheduler stats lines were recognised in ${fmtCount(r.input.lines, 'line', 'lines')} ` +
+      `(${fmtCount(r.input.other_lines, 'other known line', 'other known lines')}, ${fmtNum(r.input.unrecognized_lines)} unrecognised).`;
     $('problem-title').textContent = 'No stats lines recognised';
   }
   $('problem-text').textContent = text;
@@ -192,14 +197,14 @@ function renderSummary(r) {
   const s = r.summary;
   const rows = [
     ['Engine', r.engine],
-    ['Lines read', `${fmtNum(r.input.lines)} (${fmtNum(r.input.stat_lines)} stats lines)`],
+    ['Lines read', `${fmtNum(r.input.lines)} (${fmtCount(r.input.stat_lines, 'stats line', 'stats lines')})`],
     ['Span', `${fmtNum(r.span_seconds, 1)} s (busy ${fmtNum(r.busy_seconds, 1)} s)`],
   ];
   const judged = (r.runs || []).find((run) => run.analyzed);
   if (judged) {
     // Several server runs: the figures below are the judged run's.
     rows.push(['Server runs', `${r.runs.length}; run ${judged.run} judged (lines ${judged.first_line}–${judged.last_line}, ` +
-      `${fmtNum(judged.stat_lines)} stats lines)`]);
+      `${fmtCount(judged.stat_lines, 'stats line', 'stats lines')})`]);
   }
   rows.push(
     ['Generation throughput', s.gen_throughput_tok_s ? `mean ${fmtNum(s.gen_throughput_tok_s.mean)} tokens/s, max ${fmtNum(s.gen_throughput_tok_s.max)}` : '–'],

@@ -4,7 +4,7 @@ use super::actions;
 use super::window::{steady, Window};
 use super::{Evidence, Facts, Finding, Kind};
 use crate::model::EventKind;
-use crate::render::{num, pct};
+use crate::render::{count, num, pct};
 use crate::report::Report;
 use crate::round::{dec, sig};
 use crate::whatif::Model;
@@ -196,8 +196,8 @@ fn runs_evidence(c: &Ctx) -> Option<Evidence> {
     if judged + 1 < runs.len() {
         let last = runs.last().expect("several runs");
         s.push_str(&format!(
-            ", as the last run has only {} stats lines",
-            num(last.stat_lines as f64)
+            ", as the last run has only {}",
+            count(last.stat_lines as f64, "stats line", "stats lines")
         ));
     }
     let brief = |r: &crate::report::RunSummary| {
@@ -259,6 +259,15 @@ fn throughput_evidence(c: &Ctx) -> Vec<Evidence> {
     v
 }
 
+/// `56 requests run while` (`1 request runs while`).
+fn runs_while(n: f64) -> String {
+    if num(n) == "1" {
+        "1 request runs while".into()
+    } else {
+        format!("{} requests run while", num(n))
+    }
+}
+
 fn concurrency_evidence(c: &Ctx) -> Evidence {
     let mut lines = c.line();
     lines.extend(c.r.timeline.max_queued_line);
@@ -272,8 +281,7 @@ fn concurrency_evidence(c: &Ctx) -> Evidence {
             .map(|d| format!("; peak queue {}", num(d.max)))
             .unwrap_or_default();
     let running = match c.w.running {
-        Some(r) if num(r) == "1" => "1 request runs while".into(),
-        Some(r) => format!("{} requests run while", num(r)),
+        Some(r) => runs_while(r),
         // Damaged or abbreviated lines can lose the running count: say so, not 0.
         None => "the running count is not in the log;".into(),
     };
@@ -304,9 +312,8 @@ fn few_lines_note(c: &Ctx) -> Option<Evidence> {
     (c.stat_lines < 3).then(|| {
         ev(
             format!(
-                "Only {} stats line{} in the log: a snapshot, not a run; confidence is low",
-                c.stat_lines,
-                if c.stat_lines == 1 { "" } else { "s" }
+                "Only {} in the log: a snapshot, not a run; confidence is low",
+                count(c.stat_lines as f64, "stats line", "stats lines")
             ),
             Vec::new(),
         )
@@ -329,8 +336,8 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
                 kind: Kind::InsufficientData,
                 confidence: 0.9,
                 headline: format!(
-                    "No scheduler stats lines in {} lines read: nothing to judge throughput by",
-                    num(c.r.input.lines as f64)
+                    "No scheduler stats lines in {} read: nothing to judge throughput by",
+                    count(c.r.input.lines as f64, "line", "lines")
                 ),
                 evidence: vec![ev(
                     format!(
@@ -502,7 +509,10 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
         out.push(Finding {
             kind: Kind::InsufficientData,
             confidence: 0.3,
-            headline: format!("Only {} stats lines: a snapshot, not a run", c.stat_lines),
+            headline: format!(
+                "Only {}: a snapshot, not a run",
+                count(c.stat_lines as f64, "stats line", "stats lines")
+            ),
             evidence: vec![n],
             actions: Vec::new(),
         });
@@ -652,8 +662,8 @@ fn kv_capacity(c: &Ctx, confidence: f64) -> Finding {
     }
     let headline = if c.waiting() {
         format!(
-            "The KV cache pool binds: {} requests run while {} wait, and the pool ({} used{}) cannot admit more",
-            num(c.run()),
+            "The KV cache pool binds: {} {} wait, and the pool ({} used{}) cannot admit more",
+            runs_while(c.run()),
             num(c.queued()),
             pct(kv),
             if c.sglang { " plus reserved" } else { "" }
@@ -697,9 +707,9 @@ fn prefill(c: &Ctx, confidence: f64) -> Finding {
     if c.prefill_lines > 0 {
         evidence.push(ev(
             format!(
-                "{} prefill batches and {} decode lines; {} prompt tokens computed, {} reused from the prefix cache",
-                num(c.prefill_lines as f64),
-                num(c.decode_lines as f64),
+                "{} and {}; {} prompt tokens computed, {} reused from the prefix cache",
+                count(c.prefill_lines as f64, "prefill batch", "prefill batches"),
+                count(c.decode_lines as f64, "decode line", "decode lines"),
                 num(s.prefill_tokens as f64),
                 num(s.cached_prompt_tokens as f64)
             ),
@@ -715,8 +725,8 @@ fn prefill(c: &Ctx, confidence: f64) -> Finding {
             .is_some_and(|g| g.max < 1.0);
     let headline = if !c.has_decode {
         format!(
-            "Prefill is all the log shows: {} prefill batches, {} requests waiting on average, no decode lines — prompt processing is where the time goes",
-            num(c.prefill_lines as f64),
+            "Prefill is all the log shows: {}, {} requests waiting on average, no decode lines — prompt processing is where the time goes",
+            count(c.prefill_lines as f64, "prefill batch", "prefill batches"),
             num(c.queued())
         )
     } else if stalled {
@@ -830,13 +840,13 @@ fn client(c: &Ctx, confidence: f64) -> Finding {
         )
     } else {
         format!(
-            "{}: the server runs {} requests with KV {} used — the client does not send enough concurrent work",
+            "{}: the server runs {} with KV {} used — the client does not send enough concurrent work",
             if c.queued() >= 0.5 {
                 format!("Few requests wait ({} on average)", num(c.queued()))
             } else {
                 "Nothing waits".to_string()
             },
-            num(c.run()),
+            count(c.run(), "request", "requests"),
             c.kv().map(pct).unwrap_or_else(|| "lightly".into())
         )
     };

@@ -1,7 +1,7 @@
 use std::fmt::Write;
 
 use super::text::{kind_name, lines_ref};
-use super::{duration, num, summary_rows};
+use super::{duration, summary_rows};
 use crate::report::Report;
 
 /// Markdown-special characters in log-derived text are escaped so a pasted
@@ -26,8 +26,8 @@ pub fn markdown(r: &Report) -> String {
     let _ = writeln!(o, "## batchlens report ({})\n", esc(&r.engine));
     let _ = writeln!(
         o,
-        "{} lines, {} ({} busy, {} idle).\n",
-        num(r.input.lines as f64),
+        "{}, {} ({} busy, {} idle).\n",
+        super::count(r.input.lines as f64, "line", "lines"),
         super::scope(r),
         duration(r.busy_seconds),
         duration(r.idle_seconds)

@@ -8,6 +8,13 @@ pub use text::text;
 
 use crate::report::{Distribution, Report};
 
+/// A count and its noun, singular for exactly one: `1 stats line`, `2,048 stats lines`.
+pub fn count(n: f64, one: &str, many: &str) -> String {
+    let shown = num(n);
+    let noun = if shown == "1" { one } else { many };
+    format!("{shown} {noun}")
+}
+
 /// Thousands-grouped integer or short float, for people: 885, 56, 12.5, 3.92.
 pub fn num(v: f64) -> String {
     if !v.is_finite() {
@@ -57,16 +64,16 @@ pub fn duration(s: f64) -> String {
 /// The stats lines read and the span the report covers: with several server
 /// runs, which run is judged (its figures are the report's).
 pub(crate) fn scope(r: &Report) -> String {
-    let stats = num(r.input.stat_lines as f64);
+    let stats = count(r.input.stat_lines as f64, "stats line", "stats lines");
     match r.runs.iter().find(|run| run.analyzed) {
         Some(run) => format!(
-            "{stats} stats lines in {} server runs; run {} judged: {} stats lines over {}",
+            "{stats} in {} server runs; run {} judged: {} over {}",
             r.runs.len(),
             run.run,
-            num(run.stat_lines as f64),
+            count(run.stat_lines as f64, "stats line", "stats lines"),
             duration(r.span_seconds)
         ),
-        None => format!("{stats} stats lines over {}", duration(r.span_seconds)),
+        None => format!("{stats} over {}", duration(r.span_seconds)),
     }
 }
 
@@ -130,7 +137,7 @@ pub(crate) fn summary_rows(r: &Report) -> Vec<(&'static str, Distribution, Fmt)>
 
 #[cfg(test)]
 mod tests {
-    use super::num;
+    use super::{count, num};
 
     #[test]
     fn numbers_read_as_counts_or_measurements() {
@@ -142,5 +149,16 @@ mod tests {
         assert_eq!(num(12.5), "12.5");
         assert_eq!(num(116171.0), "116,171");
         assert_eq!(num(f64::NAN), "n/a");
+    }
+
+    #[test]
+    fn counts_of_one_are_singular() {
+        assert_eq!(count(1.0, "stats line", "stats lines"), "1 stats line");
+        assert_eq!(count(0.0, "stats line", "stats lines"), "0 stats lines");
+        assert_eq!(count(2048.0, "line", "lines"), "2,048 lines");
+        // A mean that shows as 1 reads as one.
+        assert_eq!(count(1.004, "request", "requests"), "1 request");
+        assert_eq!(count(1.02, "request", "requests"), "1.02 requests");
+        assert_eq!(count(1.5, "request", "requests"), "1.50 requests");
     }
 }

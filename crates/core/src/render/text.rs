@@ -32,10 +32,10 @@ pub fn text(r: &Report, color: bool) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "{} {} log, {} lines, {}",
+        "{} {} log, {}, {}",
         st.accent("batchlens:"),
         r.engine,
-        num(r.input.lines as f64),
+        super::count(r.input.lines as f64, "line", "lines"),
         super::scope(r)
     );
     if let Some(d) = &r.diagnosis {
@@ -158,20 +158,34 @@ pub fn text(r: &Report, color: bool) -> String {
     let mut notes = Vec::new();
     if i.damaged_stat_lines > 0 {
         notes.push(format!(
-            "{} damaged stats lines read in part",
-            i.damaged_stat_lines
+            "{} read in part",
+            super::count(
+                i.damaged_stat_lines as f64,
+                "damaged stats line",
+                "damaged stats lines"
+            )
         ));
     }
     if i.unrecognized_lines > 0 {
-        notes.push(format!("{} lines not recognised", i.unrecognized_lines));
+        notes.push(format!(
+            "{} not recognised",
+            super::count(i.unrecognized_lines as f64, "line", "lines")
+        ));
     }
     if i.joined_wrapped_lines > 0 {
-        notes.push(format!("{} wrapped lines joined", i.joined_wrapped_lines));
+        notes.push(format!(
+            "{} joined",
+            super::count(
+                i.joined_wrapped_lines as f64,
+                "wrapped line",
+                "wrapped lines"
+            )
+        ));
     }
     if i.glued_records > 0 {
         notes.push(format!(
-            "{} records split from run-together lines",
-            i.glued_records
+            "{} split from run-together lines",
+            super::count(i.glued_records as f64, "record", "records")
         ));
     }
     if !notes.is_empty() {
