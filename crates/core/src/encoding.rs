@@ -57,58 +57,50 @@ impl Decode {
     /// (into `out`, cleared first). Held bytes come out with the next chunk.
     pub fn text<'a>(&mut self, chunk: &'a [u8], out: &'a mut Vec<u8>) -> &'a [u8] {
         match self {
-            Decode::Utf8 => return chunk,
-            Decode::Undecided | Decode::Held(_) => {
-                let mut head = Vec::with_capacity(2);
-                if let Decode::Held(b) = self {
-                    head.push(*b);
-                }
-                head.extend_from_slice(&chunk[..chunk.len().min(2 - head.len())]);
-                let taken = head.len() - matches!(self, Decode::Held(_)) as usize;
-                if head.len() < 2 {
-                    // Only a byte-order mark's first byte is worth waiting on.
-                    match head.first() {
-                        Some(&b) if b == 0xff || b == 0xfe => {
-                            *self = Decode::Held(b);
-                            out.clear();
-                            return out;
-                        }
-                        Some(_) | None if head.is_empty() => return chunk,
-                        _ => {}
-                    }
-                }
-                let held = matches!(self, Decode::Held(_));
-                *self = match head[..] {
-                    [0xff, 0xfe] => Decode::Utf16 {
-                        big_endian: false,
-                        odd: None,
-                        high: None,
-                    },
-                    [0xfe, 0xff] => Decode::Utf16 {
-                        big_endian: true,
-                        odd: None,
-                        high: None,
-                    },
-                    _ => Decode::Utf8,
-                };
-                if self.is_plain() {
-                    if !held {
-                        return chunk;
-                    }
-                    out.clear();
-                    out.extend_from_slice(&head[..1]);
-                    out.extend_from_slice(chunk);
-                    return out;
-                }
-                // The mark itself is not text.
+            Decode::Undecided | Decode::Held(_) => self.decide(chunk, out),
+            Decode::Utf8 => chunk,
+            Decode::Utf16 { .. } => {
                 out.clear();
-                self.decode_into(&chunk[taken..], out);
+                self.decode_into(chunk, out);
+                out
+            }
+        }
+    }
+
+    /// The input's first bytes: a byte-order mark means UTF-16, anything else UTF-8.
+    fn decide<'a>(&mut self, chunk: &'a [u8], out: &'a mut Vec<u8>) -> &'a [u8] {
+        let held = match *self {
+            Decode::Held(b) => Some(b),
+            _ => None,
+        };
+        let mut head = held.into_iter().chain(chunk.iter().copied());
+        let utf16 = |big_endian| Decode::Utf16 {
+            big_endian,
+            odd: None,
+            high: None,
+        };
+        *self = match (head.next(), head.next()) {
+            (None, _) => return chunk,
+            (Some(a @ (0xff | 0xfe)), None) => {
+                // Only a mark's first byte is worth waiting on.
+                *self = Decode::Held(a);
+                out.clear();
                 return out;
             }
-            Decode::Utf16 { .. } => {}
-        }
+            (Some(0xff), Some(0xfe)) => utf16(false),
+            (Some(0xfe), Some(0xff)) => utf16(true),
+            _ => Decode::Utf8,
+        };
         out.clear();
-        self.decode_into(chunk, out);
+        match (self.is_plain(), held) {
+            (true, None) => return chunk,
+            (true, Some(b)) => {
+                out.push(b);
+                out.extend_from_slice(chunk);
+            }
+            // The mark itself is not text.
+            (false, _) => self.decode_into(&chunk[2 - held.is_some() as usize..], out),
+        }
         out
     }
 
