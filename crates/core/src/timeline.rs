@@ -340,11 +340,18 @@ impl Timeline {
         self.restarts = old.restarts + 1;
         self.run = old.run + 1;
         self.run_first_line = line;
+        // The run to judge if the last proves too short: the latest that is long
+        // enough, else the longest short one.
         let earlier = old.kept.take();
-        self.kept = if old.run_stat_lines >= SHORT_RUN_LINES {
-            Some(Box::new(old))
-        } else {
-            earlier
+        self.kept = match earlier {
+            Some(k)
+                if old.run_stat_lines < SHORT_RUN_LINES
+                    && old.run_stat_lines <= k.run_stat_lines =>
+            {
+                Some(k)
+            }
+            _ if old.run_stat_lines > 0 => Some(Box::new(old)),
+            e => e,
         };
         self.push_event(Event {
             line,

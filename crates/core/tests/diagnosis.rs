@@ -550,3 +550,23 @@ fn client_figures_are_reconciled_with_the_run_they_were_printed_in() {
     let both = common::analyze(format!("{first}{quiet}").as_bytes());
     assert!(both.client.is_none() && both.reconciliation.is_none());
 }
+
+#[test]
+fn a_short_log_then_a_restart_without_stats_is_judged_on_the_short_log() {
+    let log = String::from_utf8(common::fixture(
+        "sglang/sglang_16_pd-decode-dp-ranks-preallocated.log",
+    ))
+    .unwrap();
+    let restart = "[2026-02-24 11:00:00] server_args=ServerArgs(model_path='m', mem_fraction_static=0.9)\n\
+                   [2026-02-24 11:00:12 TP0] KV Cache is allocated. #tokens: 300000, K size: 18.31 GB, V size: 18.31 GB\n";
+    let alone = common::analyze(log.as_bytes());
+    let both = common::analyze(format!("{log}{restart}").as_bytes());
+    assert!(alone.input.stat_lines < 20);
+    assert_eq!(both.runs.len(), 2);
+    assert!(both.runs[0].analyzed && both.runs[1].stat_lines == 0);
+    assert_eq!(
+        both.summary.running_requests,
+        alone.summary.running_requests
+    );
+    assert_eq!(primary(&both), primary(&alone));
+}
