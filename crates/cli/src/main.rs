@@ -72,6 +72,10 @@ struct DiagnoseArgs {
     /// to the report.
     #[arg(long = "what-if", value_name = "NAME=VALUE", value_parser = whatif::parse_change)]
     what_if: Vec<whatif::Change>,
+    /// When the log holds several server runs (restarts), judge run N (1 = the first)
+    /// instead of the last; the report lists every run.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    run: Option<u32>,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
@@ -137,11 +141,23 @@ fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
     let mut analyzer = Analyzer::new(Options {
         engine: args.engine,
         client,
+        run: args.run,
         ..Options::default()
     });
     let show_progress = !args.no_progress && std::io::stderr().is_terminal();
     input::read_all(&args.files, &mut analyzer, show_progress)?;
     let mut report = analyzer.finish();
+    if let Some(n) = args.run {
+        let judged = report.runs.iter().find(|r| r.analyzed).map(|r| r.run);
+        if judged.unwrap_or(1) != n {
+            eprintln!(
+                "batchlens: --run {n}: the log holds {} server run{}; judging {}",
+                report.runs.len().max(1),
+                if report.runs.len() > 1 { "s" } else { "" },
+                judged.map_or("it".to_string(), |j| format!("run {j}"))
+            );
+        }
+    }
     if !args.what_if.is_empty() {
         report.what_if = whatif::predict(&report, &args.what_if);
         if report.what_if.is_none() {

@@ -286,3 +286,62 @@ fn a_log_of_many_chunks_reads_exactly_as_the_core_reads_it() {
     let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(got, want, "stdin");
 }
+
+#[test]
+fn run_picks_a_server_run_and_says_when_the_log_has_not_that_many() {
+    let d = scratch("runs");
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let read = |f: &str| std::fs::read(examples.join(f)).unwrap();
+    // Two server runs: the KV-bound example, then a restart with a bigger pool.
+    let f = d.join("restarted.log");
+    std::fs::write(
+        &f,
+        [
+            read("sglang-kv-bound.log"),
+            read("sglang-client-limited.log"),
+        ]
+        .concat(),
+    )
+    .unwrap();
+    let judge = |run: &str| {
+        let out = bin()
+            .args([
+                "diagnose",
+                "--no-progress",
+                "--format",
+                "json",
+                "--run",
+                run,
+            ])
+            .arg(&f)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let judged = v["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|r| r["analyzed"] == true)
+            .unwrap()
+            + 1;
+        (
+            out.status.code(),
+            judged,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    assert_eq!(judge("1"), (Some(0), 1, String::new()));
+    assert_eq!(judge("2"), (Some(0), 2, String::new()));
+    let (code, judged, err) = judge("5");
+    assert_eq!((code, judged), (Some(0), 2));
+    assert!(
+        err.contains("--run 5: the log holds 2 server runs; judging run 2"),
+        "{err}"
+    );
+    let out = bin()
+        .args(["diagnose", "--run", "0"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

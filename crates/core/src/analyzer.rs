@@ -30,6 +30,8 @@ pub struct Options {
     /// The client's benchmark figures (`--client` file or flags): fills `report.reconciliation`.
     /// Flags win over a summary block found in the log.
     pub client: Option<crate::client::ClientFigures>,
+    /// Of several server runs (restarts), judge this one (1-based) instead of the last.
+    pub run: Option<u32>,
 }
 
 /// Feed it bytes in chunks of any size, then [`Analyzer::finish`].
@@ -90,12 +92,13 @@ impl Default for Analyzer {
 
 impl Analyzer {
     pub fn new(opts: Options) -> Self {
+        let timeline = Timeline::judging(opts.run);
         let parsers = engines_tried(&opts).into_iter().map(parser_for).collect();
         Analyzer {
             opts,
             splitter: LineSplitter::default(),
             parsers,
-            timeline: Timeline::default(),
+            timeline,
             input: InputStats::default(),
             stats_by_engine: BTreeMap::new(),
             held: None,

@@ -26,7 +26,7 @@ const MAX_GAPS_LISTED: usize = 20;
 const MAX_RUNS_LISTED: usize = 64;
 /// A last run with fewer stats lines than this is too short to judge when an
 /// earlier run has [`LONGER_RUN_FACTOR`] times as many: that one is judged.
-const SHORT_RUN_LINES: u64 = 20;
+pub const SHORT_RUN_LINES: u64 = 20;
 const LONGER_RUN_FACTOR: u64 = 5;
 
 /// A running mean: all a source's summary shows (no quantiles, so no histogram per source).
@@ -224,8 +224,11 @@ pub struct Timeline {
     /// Earlier runs in brief, and restarts counted in the whole log.
     runs: Vec<RunSummary>,
     restarts: u64,
-    /// The latest earlier run long enough to judge, whole, in case the last is not.
+    /// The latest earlier run long enough to judge, whole, in case the last is not
+    /// (or the run asked for, once it has ended).
     kept: Option<Box<Timeline>>,
+    /// The run asked for (0-based), if any.
+    wanted: Option<u32>,
 }
 
 /// What the timeline hands to the report.
@@ -315,6 +318,14 @@ impl Timeline {
         self.config.apply(line, items);
     }
 
+    /// A timeline that judges run `run` (1-based) of several, when given.
+    pub fn judging(run: Option<u32>) -> Timeline {
+        Timeline {
+            wanted: run.map(|r| r.saturating_sub(1)),
+            ..Timeline::default()
+        }
+    }
+
     /// The current run's number (0 for the first): it changes at each restart.
     pub fn run(&self) -> u32 {
         self.run
@@ -339,11 +350,14 @@ impl Timeline {
         }
         self.restarts = old.restarts + 1;
         self.run = old.run + 1;
+        self.wanted = old.wanted;
         self.run_first_line = line;
         // The run to judge if the last proves too short: the latest that is long
         // enough, else the longest short one.
         let earlier = old.kept.take();
         self.kept = match earlier {
+            _ if self.wanted == Some(old.run) => Some(Box::new(old)),
+            Some(k) if self.wanted == Some(k.run) => Some(k),
             Some(k)
                 if old.run_stat_lines < SHORT_RUN_LINES
                     && old.run_stat_lines <= k.run_stat_lines =>
@@ -542,6 +556,8 @@ impl Timeline {
         let restarts = self.restarts;
         let last_lines = self.run_stat_lines;
         let judged = match self.kept.take() {
+            Some(k) if self.wanted == Some(k.run) => *k,
+            _ if self.wanted == Some(self.run) => self,
             Some(k)
                 if last_lines < SHORT_RUN_LINES
                     && k.run_stat_lines >= LONGER_RUN_FACTOR * last_lines.max(1) =>

@@ -570,3 +570,51 @@ fn a_short_log_then_a_restart_without_stats_is_judged_on_the_short_log() {
     );
     assert_eq!(primary(&both), primary(&alone));
 }
+
+#[test]
+fn any_run_can_be_judged_on_request() {
+    let before = SimConfig {
+        duration_s: 300.0,
+        ..SimConfig::preset("kv_bound").unwrap()
+    };
+    let after = SimConfig {
+        kv_capacity_tokens: 300_000,
+        ..before.clone()
+    };
+    let first = sim_log(&before, "2026-02-24 10:00:00");
+    let second = sim_log(&after, "2026-02-24 11:00:00");
+    let text = format!("{first}{second}{first}");
+    let judge = |run| {
+        batchlens_core::analyze(
+            text.as_bytes(),
+            batchlens_core::Options {
+                run,
+                ..Default::default()
+            },
+        )
+    };
+    let one = common::analyze(first.as_bytes());
+    let two = common::analyze(second.as_bytes());
+    for (run, alone) in [
+        (Some(1), &one),
+        (Some(2), &two),
+        (Some(3), &one),
+        (None, &one),
+    ] {
+        let r = judge(run);
+        let judged = r.runs.iter().position(|x| x.analyzed).unwrap() + 1;
+        assert_eq!(judged as u32, run.unwrap_or(3));
+        assert_eq!(
+            r.summary.gen_throughput_tok_s, alone.summary.gen_throughput_tok_s,
+            "{run:?}"
+        );
+        assert_eq!(
+            r.config.kv_capacity_tokens, alone.config.kv_capacity_tokens,
+            "{run:?}"
+        );
+        let ev = &r.diagnosis.as_ref().unwrap().primary.evidence[0].statement;
+        assert_eq!(ev.contains("as asked"), run.is_some_and(|n| n < 3), "{ev}");
+    }
+    // A run the log does not hold: the usual choice.
+    assert!(judge(Some(9)).runs[2].analyzed);
+}

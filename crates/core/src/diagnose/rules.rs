@@ -195,10 +195,14 @@ fn runs_evidence(c: &Ctx) -> Option<Evidence> {
     );
     if judged + 1 < runs.len() {
         let last = runs.last().expect("several runs");
-        s.push_str(&format!(
-            ", as the last run has only {}",
-            count(last.stat_lines as f64, "stats line", "stats lines")
-        ));
+        if last.stat_lines < crate::timeline::SHORT_RUN_LINES {
+            s.push_str(&format!(
+                ", as the last run has only {}",
+                count(last.stat_lines as f64, "stats line", "stats lines")
+            ));
+        } else {
+            s.push_str(", as asked");
+        }
     }
     let brief = |r: &crate::report::RunSummary| {
         let mut b = format!("run {}", r.run);
@@ -210,17 +214,16 @@ fn runs_evidence(c: &Ctx) -> Option<Evidence> {
         }
         b
     };
-    if judged > 0 {
-        let before = &runs[judged - 1];
-        s.push_str(&format!(
-            "; on average {} and {}",
-            brief(before),
-            brief(this)
-        ));
-        let changes = this.config.changes_from(&before.config);
-        if !changes.is_empty() {
-            s.push_str(&format!(" (settings: {})", changes.join(", ")));
-        }
+    // Compared with the run before it (or, for the first, the one after).
+    let (a, b) = if judged > 0 {
+        (&runs[judged - 1], this)
+    } else {
+        (this, &runs[1])
+    };
+    s.push_str(&format!("; on average {} and {}", brief(a), brief(b)));
+    let changes = b.config.changes_from(&a.config);
+    if !changes.is_empty() {
+        s.push_str(&format!(" (settings: {})", changes.join(", ")));
     }
     let lines = runs[1..].iter().map(|r| r.first_line).collect();
     Some(ev(s, lines))
