@@ -320,20 +320,29 @@ fn sim_log(cfg: &SimConfig, start: &str) -> String {
     text
 }
 
+/// The KV-bound preset on `engine` for `duration_s`, then a restart with a
+/// 300,000-token pool an hour later: the two runs' logs.
+fn kv_bound_then_bigger_pool(engine: Engine, duration_s: f64, summary: bool) -> (String, String) {
+    let before = SimConfig {
+        engine,
+        duration_s,
+        bench_summary: summary,
+        ..SimConfig::preset("kv_bound").unwrap()
+    };
+    let after = SimConfig {
+        kv_capacity_tokens: 300_000,
+        ..before.clone()
+    };
+    (
+        sim_log(&before, "2026-02-24 10:00:00"),
+        sim_log(&after, "2026-02-24 11:00:00"),
+    )
+}
+
 #[test]
 fn a_restart_with_other_settings_is_judged_on_its_own_and_compared_with_the_run_before() {
     for engine in [Engine::Sglang, Engine::VllmV1, Engine::VllmV0] {
-        let before = SimConfig {
-            engine,
-            duration_s: 600.0,
-            ..SimConfig::preset("kv_bound").unwrap()
-        };
-        let after = SimConfig {
-            kv_capacity_tokens: 300_000,
-            ..before.clone()
-        };
-        let first = sim_log(&before, "2026-02-24 10:00:00");
-        let second = sim_log(&after, "2026-02-24 11:00:00");
+        let (first, second) = kv_bound_then_bigger_pool(engine, 600.0, false);
         let both = common::analyze(format!("{first}{second}").as_bytes());
         let (one, alone) = (
             common::analyze(first.as_bytes()),
@@ -510,17 +519,7 @@ fn a_run_at_its_running_cap_with_the_pool_full_names_both_limits() {
 
 #[test]
 fn client_figures_are_reconciled_with_the_run_they_were_printed_in() {
-    let base = SimConfig {
-        duration_s: 300.0,
-        bench_summary: true,
-        ..SimConfig::preset("kv_bound").unwrap()
-    };
-    let bigger = SimConfig {
-        kv_capacity_tokens: 300_000,
-        ..base.clone()
-    };
-    let first = sim_log(&base, "2026-02-24 10:00:00");
-    let second = sim_log(&bigger, "2026-02-24 11:00:00");
+    let (first, second) = kv_bound_then_bigger_pool(Engine::Sglang, 300.0, true);
     let figures = |r: &Report| {
         let c = r.client.as_ref().expect("a client summary");
         (c.output_tok_s, c.completed_requests, c.duration_s)
@@ -540,13 +539,7 @@ fn client_figures_are_reconciled_with_the_run_they_were_printed_in() {
             .map(|r| serde_json::to_string(r).unwrap())
     );
     // A last run without a summary has none: the first run's does not stand in for it.
-    let quiet = sim_log(
-        &SimConfig {
-            bench_summary: false,
-            ..bigger.clone()
-        },
-        "2026-02-24 11:00:00",
-    );
+    let (_, quiet) = kv_bound_then_bigger_pool(Engine::Sglang, 300.0, false);
     let both = common::analyze(format!("{first}{quiet}").as_bytes());
     assert!(both.client.is_none() && both.reconciliation.is_none());
 }
@@ -573,16 +566,7 @@ fn a_short_log_then_a_restart_without_stats_is_judged_on_the_short_log() {
 
 #[test]
 fn any_run_can_be_judged_on_request() {
-    let before = SimConfig {
-        duration_s: 300.0,
-        ..SimConfig::preset("kv_bound").unwrap()
-    };
-    let after = SimConfig {
-        kv_capacity_tokens: 300_000,
-        ..before.clone()
-    };
-    let first = sim_log(&before, "2026-02-24 10:00:00");
-    let second = sim_log(&after, "2026-02-24 11:00:00");
+    let (first, second) = kv_bound_then_bigger_pool(Engine::Sglang, 300.0, false);
     let text = format!("{first}{second}{first}");
     let judge = |run| {
         batchlens_core::analyze(
