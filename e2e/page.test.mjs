@@ -430,6 +430,16 @@ test('a log with a restart is judged on its last run: the summary names the runs
   assert.match(await page.textContent('#summary'), new RegExp(`Server runs2; run ${judged.run} judged \\(lines ${judged.first_line}–`));
   assert.match(await page.textContent('#evidence'), /The log holds 2 server runs/);
   assert.equal(await downloadText(page, '#export-json'), cliJson(file));
+  // Another run is judged on request: the page reads the log again, as `--run 1` does.
+  assert.equal(await page.isVisible('#run'), true);
+  assert.deepEqual(await page.$$eval('#run option', (os) => os.map((o) => [o.value, o.selected])),
+    [['1', false], ['2', true]]);
+  await page.selectOption('#run', '1');
+  await page.waitForFunction(() => document.getElementById('run').selectedOptions[0]?.value === '1' &&
+    document.getElementById('status').textContent.startsWith('Read restarted.log'));
+  const run1 = execFileSync(cliBinary(), ['diagnose', file, '--run', '1', '--format', 'json'], { encoding: 'utf8' });
+  assert.equal(await downloadText(page, '#export-json'), run1);
+  assert.match(await page.textContent('#evidence'), /this diagnosis is of run 1 .*as asked/);
   assert.deepEqual(rec.requests, []);
   assert.deepEqual(rec.errors, []);
   await context.close();

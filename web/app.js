@@ -15,6 +15,7 @@ const state = {
   markdown: null,
   report: null,
   charts: null,
+  blobs: null, // what was read last, to read again for another server run
 };
 
 function el(tag, text, cls) {
@@ -45,10 +46,14 @@ function fmtNum(v, digits = 0) {
 
 // ---- reading -------------------------------------------------------------
 
-/** Reads one blob, or several files in order as one log (as the CLI reads several files). */
-function start(blobs, name) {
+/**
+ * Reads one blob, or several files in order as one log (as the CLI reads several files).
+ * `run`: of a log with restarts, the server run to judge (the last by default).
+ */
+function start(blobs, name, run) {
   if (!state.worker) return;
   if (!Array.isArray(blobs)) blobs = [blobs];
+  state.blobs = blobs;
   const size = blobs.reduce((n, b) => n + b.size, 0);
   if (state.busy) state.worker.postMessage({ type: 'cancel', id: state.jobId });
   state.jobId += 1;
@@ -59,7 +64,7 @@ function start(blobs, name) {
   $('progress-text').textContent = '';
   $('progress-box').hidden = false;
   setStatus(`Reading ${name} (${fmtBytes(size)})…`);
-  state.worker.postMessage({ type: 'read', id: state.jobId, blobs });
+  state.worker.postMessage({ type: 'read', id: state.jobId, blobs, run });
 }
 
 function onWorkerMessage(e) {
@@ -126,6 +131,7 @@ function show(json, markdown, warning) {
   if (warning && d) $('headline').textContent = `${warning} ${d.primary.headline}`;
 
   renderSummary(r);
+  renderRuns(r);
   renderEvidence(d);
   renderActions(d);
   renderAlso(d);
@@ -216,6 +222,20 @@ function renderSummary(r) {
   const dl = $('summary');
   dl.replaceChildren();
   for (const [k, v] of rows) dl.append(el('dt', k), el('dd', v));
+}
+
+/** A log with restarts: a choice of the server run to judge (the log is read again). */
+function renderRuns(r) {
+  const runs = r.runs || [];
+  const sel = $('run');
+  sel.replaceChildren();
+  for (const run of runs) {
+    const o = new Option(`Run ${run.run}: lines ${run.first_line}–${run.last_line}` +
+      (run.first_timestamp ? `, from ${run.first_timestamp}` : ''), String(run.run));
+    o.selected = run.analyzed;
+    sel.append(o);
+  }
+  $('run-box').hidden = runs.length < 2;
 }
 
 function renderEvidence(d) {
@@ -443,6 +463,9 @@ async function main() {
   window.addEventListener('dragover', (e) => e.preventDefault());
   window.addEventListener('drop', (e) => e.preventDefault());
 
+  $('run').addEventListener('change', (e) => {
+    if (state.blobs) start(state.blobs, state.name, Number(e.target.value));
+  });
   $('file').addEventListener('change', (e) => {
     startFiles(e.target.files);
   });

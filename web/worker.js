@@ -29,14 +29,15 @@ self.onmessage = (e) => {
     if (current) current.cancelled = true;
     const job = { id: m.id, cancelled: false };
     current = job;
-    read(job, m.blobs).finally(() => { if (current === job) current = null; });
+    read(job, m.blobs, m.run).finally(() => { if (current === job) current = null; });
   }
 };
 
 // Several files are read in the order given as one log, as the CLI reads them.
-async function read(job, blobs) {
+// `run`: of a log with restarts, the server run to judge (1-based; the last when absent).
+async function read(job, blobs, run) {
   await ready;
-  const session = new Session();
+  const session = run ? Session.judging(run) : new Session();
   const started = performance.now();
   const total = blobs.reduce((n, b) => n + b.size, 0);
   let offset = 0; // over all files

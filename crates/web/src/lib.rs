@@ -84,8 +84,17 @@ impl Default for Session {
 impl Session {
     #[wasm_bindgen(constructor)]
     pub fn new() -> Session {
+        Session::judging(None)
+    }
+
+    /// A session that judges server run `run` (1 = the first) of a log with
+    /// restarts, instead of the last (the CLI's `--run`).
+    pub fn judging(run: Option<u32>) -> Session {
         Session {
-            input: Some(input::Input::new(Analyzer::new(Options::default()))),
+            input: Some(input::Input::new(Analyzer::new(Options {
+                run: run.filter(|&r| r >= 1),
+                ..Options::default()
+            }))),
             report: None,
             gzip: false,
         }
