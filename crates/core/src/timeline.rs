@@ -22,7 +22,7 @@ const MAX_SOURCES: usize = 256;
 const MAX_SOURCE_SERIES: usize = 32;
 const MAX_EVENTS_LISTED: usize = 50;
 const MAX_GAPS_LISTED: usize = 20;
-/// Server runs listed (a crash-looping server restarts without end).
+/// Server runs listed, the latest (a crash-looping server restarts without end).
 const MAX_RUNS_LISTED: usize = 64;
 /// A last run with fewer stats lines than this is too short to judge when an
 /// earlier run has [`LONGER_RUN_FACTOR`] times as many: that one is judged.
@@ -345,9 +345,11 @@ impl Timeline {
         self.clock = old.clock.take();
         self.clock_regressions = old.clock_regressions;
         self.runs = std::mem::take(&mut old.runs);
-        if self.runs.len() < MAX_RUNS_LISTED {
-            self.runs.push(brief);
+        if self.runs.len() + 1 >= MAX_RUNS_LISTED {
+            // Room for this run and the last.
+            self.runs.remove(0);
         }
+        self.runs.push(brief);
         self.restarts = old.restarts + 1;
         self.run = old.run + 1;
         self.wanted = old.wanted;
@@ -550,9 +552,7 @@ impl Timeline {
             return self.finish_run();
         }
         let mut runs = std::mem::take(&mut self.runs);
-        if runs.len() < MAX_RUNS_LISTED {
-            runs.push(self.brief());
-        }
+        runs.push(self.brief());
         let restarts = self.restarts;
         let last_lines = self.run_stat_lines;
         let judged = match self.kept.take() {

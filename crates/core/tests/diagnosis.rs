@@ -602,3 +602,25 @@ fn any_run_can_be_judged_on_request() {
     // A run the log does not hold: the usual choice.
     assert!(judge(Some(9)).runs[2].analyzed);
 }
+
+#[test]
+fn a_crash_looping_log_lists_its_latest_runs_and_judges_the_last() {
+    let run = |n: u32| {
+        let mut s = format!("[2026-02-24 10:{n:02}:00] server_args=ServerArgs(model_path='m')\n");
+        for k in 0..3 {
+            s.push_str(&format!(
+                "[2026-02-24 10:{n:02}:{:02} TP0] Decode batch, #running-req: {n}, #token: 100, token usage: 0.10, gen throughput (token/s): 10.00, #queue-req: 0\n",
+                k + 1
+            ));
+        }
+        s
+    };
+    let text: String = (0..80).map(run).collect();
+    let r = common::analyze(text.as_bytes());
+    assert_eq!(r.events.restarts, 79);
+    assert_eq!(r.runs.len(), 64);
+    let last = r.runs.last().unwrap();
+    assert_eq!((last.run, last.analyzed), (80, true));
+    assert_eq!(r.runs[0].run, 17);
+    assert_eq!(r.summary.running_requests.unwrap().max, 79.0);
+}
