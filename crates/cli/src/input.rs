@@ -37,7 +37,11 @@ pub fn read_all(
             false,
         );
     }
-    for path in files {
+    for (k, path) in files.iter().enumerate() {
+        if k > 0 {
+            // Each file's first bytes tell its own encoding.
+            analyzer.next_input();
+        }
         if path.as_os_str() == "-" {
             let stdin = io::stdin();
             feed(

@@ -345,3 +345,42 @@ fn run_picks_a_server_run_and_says_when_the_log_has_not_that_many() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn files_in_other_encodings_read_as_one_log() {
+    let d = scratch("utf16");
+    let log = valid_log();
+    let cut = log.len() / 2
+        + log[log.len() / 2..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .unwrap()
+        + 1;
+    let (a, b) = (d.join("part1.log"), d.join("part2.log"));
+    std::fs::write(&a, &log[..cut]).unwrap();
+    // The second part as PowerShell's `>` writes it: UTF-16LE with its mark.
+    let mut wide = vec![0xff, 0xfe];
+    for u in String::from_utf8(log[cut..].to_vec())
+        .unwrap()
+        .encode_utf16()
+    {
+        wide.extend(u.to_le_bytes());
+    }
+    std::fs::write(&b, wide).unwrap();
+    let whole = d.join("whole.log");
+    std::fs::write(&whole, &log).unwrap();
+    let out = bin()
+        .args(["diagnose", "--no-progress", "--format", "json"])
+        .args([&a, &b])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut want = json_report(&whole);
+    assert_eq!(v["input"]["encoding"], "utf-16le");
+    for r in [&mut v, &mut want] {
+        r["input"]["bytes"] = serde_json::Value::Null;
+        r["input"]["encoding"] = serde_json::Value::Null;
+    }
+    assert_eq!(v, want);
+}

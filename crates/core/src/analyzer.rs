@@ -53,9 +53,11 @@ pub struct Analyzer {
     odd_bytes: usize,
     /// The first bytes, to name a binary input's format.
     head: Vec<u8>,
-    /// UTF-8 as it is, or UTF-16 decoded (into `decoded`) as it comes.
+    /// UTF-8 as it is, or UTF-16 decoded (into `decoded`) as it comes; the
+    /// first encoding decoded, for the report.
     decode: Decode,
     decoded: Vec<u8>,
+    encoding: Option<&'static str>,
     /// Benchmark summary blocks and per-request lines, of the timeline's current
     /// run (`client_run`), and of the earlier run it keeps in case the last is short.
     client_lines: crate::client::ClientLines,
@@ -111,6 +113,7 @@ impl Analyzer {
             head: Vec::new(),
             decode: Decode::default(),
             decoded: Vec::new(),
+            encoding: None,
             client_lines: crate::client::ClientLines::default(),
             client_run: 0,
             client_kept: None,
@@ -150,6 +153,24 @@ impl Analyzer {
         self.read_text(decode.text(chunk, &mut decoded));
         self.decode = decode;
         self.decoded = decoded;
+    }
+
+    /// The next file of several read as one log begins: its own first bytes
+    /// tell its encoding. Its text follows the last file's, as `cat` joins them.
+    pub fn next_input(&mut self) {
+        self.end_input();
+        self.decode = Decode::default();
+    }
+
+    /// What the decoder holds at the end of an input.
+    fn end_input(&mut self) {
+        let mut decoded = std::mem::take(&mut self.decoded);
+        let tail = self.decode.finish(&mut decoded);
+        if !tail.is_empty() {
+            self.read_text(tail);
+        }
+        self.decoded = decoded;
+        self.encoding = self.encoding.or(self.decode.name());
     }
 
     fn read_text(&mut self, text: &[u8]) {
@@ -376,11 +397,7 @@ impl Analyzer {
     }
 
     pub fn finish(mut self) -> Report {
-        let mut decoded = std::mem::take(&mut self.decoded);
-        let tail = self.decode.finish(&mut decoded);
-        if !tail.is_empty() {
-            self.read_text(tail);
-        }
+        self.end_input();
         let mut splitter = std::mem::take(&mut self.splitter);
         splitter.finish(&mut |l: Line<'_>| self.on_line(l.no, l.bytes));
         if let Some((no, held)) = self.held.take() {
@@ -392,7 +409,7 @@ impl Analyzer {
         input.lines = splitter.lines();
         input.overlong_lines = splitter.overlong_lines;
         input.clock_regressions = self.timeline.clock_regressions;
-        input.encoding = self.decode.name().map(str::to_string);
+        input.encoding = self.encoding.map(str::to_string);
         input.looks_binary = self.sniffed > 0 && self.odd_bytes * 100 > self.sniffed;
         if input.looks_binary {
             input.binary_format = crate::file_format::detect(&self.head);

@@ -147,3 +147,35 @@ fn a_utf16_log_reads_as_its_utf8_text_fed_or_read_ahead() {
     }
     assert!(tried >= 3, "{tried} logs tried");
 }
+
+#[test]
+fn each_input_of_several_tells_its_own_encoding() {
+    let text = common::fixture("sglang/sglang_41_dp-tp-ep-pd-decode-rank-imbalance-uvicorn.log");
+    let cut = text.len() / 2
+        + text[text.len() / 2..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .unwrap()
+        + 1;
+    let (a, b) = text.split_at(cut);
+    let mut want = common::analyze(&text);
+    // UTF-8 then UTF-16, and UTF-16 then UTF-8 (the second file's mark is read as a mark).
+    for (first, second) in [(a.to_vec(), utf16(b, false)), (utf16(a, true), b.to_vec())] {
+        let mut an = Analyzer::new(Options::default());
+        for c in first.chunks(1000) {
+            an.feed(c);
+        }
+        an.next_input();
+        for c in second.chunks(999) {
+            an.feed(c);
+        }
+        let mut got = an.finish();
+        assert!(got
+            .input
+            .encoding
+            .as_deref()
+            .is_some_and(|e| e.starts_with("utf-16")));
+        (got.input.encoding, got.input.bytes, want.input.bytes) = (None, 0, 0);
+        assert_eq!(json(&got), json(&want));
+    }
+}

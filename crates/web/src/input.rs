@@ -112,9 +112,18 @@ impl Input {
         (a.finish(), cut)
     }
 
-    /// Ends this file and gives the analyzer back for the next one, with an
-    /// error when a gzip stream ends part-way or fails its check.
-    pub fn end(self) -> (Analyzer, Option<String>) {
+    /// Ends this file and starts the next of several read as one log (its own
+    /// first bytes tell gzip and encoding), with an error when the gzip stream
+    /// that ends was cut short or fails its check.
+    pub fn next(self) -> (Input, Option<String>) {
+        let (mut a, cut) = self.end();
+        a.next_input();
+        (Input::new(a), cut)
+    }
+
+    /// Ends this file: the analyzer, and an error when a gzip stream ends
+    /// part-way or fails its check.
+    fn end(self) -> (Analyzer, Option<String>) {
         match self.state {
             State::Head(a, head) => {
                 let mut a = a.expect("present until the kind is known");
@@ -189,21 +198,28 @@ mod tests {
     fn files_one_after_another_read_as_their_concatenation() {
         let plain = json(&batchlens_core::analyze(LOG, Options::default()));
         let cut = LOG.len() / 3;
-        // Gzip then plain, plain then gzip, and a cut mid-line: bytes in order, as `cat` gives.
+        let mut wide = vec![0xff, 0xfe];
+        for u in String::from_utf8_lossy(&LOG[cut..]).encode_utf16() {
+            wide.extend(u.to_le_bytes());
+        }
+        // Gzip then plain, plain then gzip, plain then UTF-16, and a cut mid-line:
+        // the text in order, as `cat` gives.
         for (first, second) in [
             (gzip(&LOG[..cut]), LOG[cut..].to_vec()),
             (LOG[..cut].to_vec(), gzip(&LOG[cut..])),
+            (LOG[..cut].to_vec(), wide),
         ] {
             let mut i = Input::new(Analyzer::new(Options::default()));
             i.feed(&first).unwrap();
-            let (a, err) = i.end();
+            let (mut i, err) = i.next();
             assert_eq!(err, None);
-            let mut i = Input::new(a);
             for c in second.chunks(777) {
                 i.feed(c).unwrap();
             }
-            let (r, err) = i.finish();
+            let (mut r, err) = i.finish();
             assert_eq!(err, None);
+            // Bytes are the files' (UTF-16 takes two a character).
+            (r.input.encoding, r.input.bytes) = (None, LOG.len() as u64);
             assert_eq!(json(&r), plain);
         }
     }

@@ -120,8 +120,8 @@ impl Session {
             .input
             .take()
             .ok_or_else(|| JsError::new("next_file() after finish()"))?;
-        let (analyzer, cut) = input.end();
-        self.input = Some(input::Input::new(analyzer));
+        let (next, cut) = input.next();
+        self.input = Some(next);
         match cut {
             Some(e) => Err(JsError::new(&e)),
             None => Ok(()),
