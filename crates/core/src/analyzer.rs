@@ -429,28 +429,15 @@ impl Analyzer {
                 .map(|(e, _)| e.name().to_string())
                 .unwrap_or_else(|| "unknown".to_string()),
         };
-        let f = self.timeline.finish();
-        let mut report = Report {
-            schema_version: SCHEMA_VERSION,
-            engine,
-            input,
-            span_seconds: f.span_s,
-            busy_seconds: f.busy_s,
-            idle_seconds: f.idle_s,
-            first_timestamp: f.first_timestamp,
-            last_timestamp: f.last_timestamp,
-            config: f.config,
-            summary: f.summary,
-            sources: f.sources,
-            events: f.events,
-            timeline: f.timeline,
-            diagnosis: None,
-            runs: f.runs,
-            what_if: None,
-            reconciliation: None,
-            client: None,
-            requests: None,
-        };
+        let mut f = self.timeline.finish();
+        let previous = f.previous.take();
+        let mut report = report_of(f, engine, input);
+        // A restart with other settings: the what-if model fitted on the run before
+        // predicts the judged run, which measured it.
+        report.restart_check = previous.and_then(|p| {
+            let before = report_of(*p, report.engine.clone(), InputStats::default());
+            crate::whatif::check_restart(&before, &report)
+        });
         // The client figures of the judged run.
         let judged = report.runs.iter().find(|r| r.analyzed).map(|r| r.run - 1);
         let lines = match (judged, self.client_kept.take()) {
@@ -468,6 +455,32 @@ impl Analyzer {
             report.diagnosis = crate::diagnose::diagnose(&report);
         }
         report
+    }
+}
+
+/// A report of a run's timeline (diagnosis, client figures and predictions are added after).
+fn report_of(f: crate::timeline::Finished, engine: String, input: InputStats) -> Report {
+    Report {
+        schema_version: SCHEMA_VERSION,
+        engine,
+        input,
+        span_seconds: f.span_s,
+        busy_seconds: f.busy_s,
+        idle_seconds: f.idle_s,
+        first_timestamp: f.first_timestamp,
+        last_timestamp: f.last_timestamp,
+        config: f.config,
+        summary: f.summary,
+        sources: f.sources,
+        events: f.events,
+        timeline: f.timeline,
+        diagnosis: None,
+        runs: f.runs,
+        restart_check: None,
+        what_if: None,
+        reconciliation: None,
+        client: None,
+        requests: None,
     }
 }
 

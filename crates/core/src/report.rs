@@ -43,6 +43,10 @@ pub struct Report {
     /// marked `analyzed`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub runs: Vec<RunSummary>,
+    /// When the judged run follows a restart with other settings: what the model
+    /// fitted on the run before predicted for them, and what the judged run measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restart_check: Option<crate::whatif::RestartCheck>,
     /// Predicted effect of the requested changes (`--what-if`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub what_if: Option<crate::whatif::WhatIf>,

@@ -245,6 +245,9 @@ pub struct Finished {
     pub timeline: TimelineReport,
     /// Every run, when the log holds more than one.
     pub runs: Vec<RunSummary>,
+    /// The run just before the judged one, when it was long enough to keep
+    /// whole: what a change of settings between the two can be checked against.
+    pub previous: Option<Box<Finished>>,
 }
 
 impl Timeline {
@@ -555,17 +558,20 @@ impl Timeline {
         runs.push(self.brief());
         let restarts = self.restarts;
         let last_lines = self.run_stat_lines;
-        let judged = match self.kept.take() {
-            Some(k) if self.wanted == Some(k.run) => *k,
-            _ if self.wanted == Some(self.run) => self,
-            Some(k)
-                if last_lines < SHORT_RUN_LINES
-                    && k.run_stat_lines >= LONGER_RUN_FACTOR * last_lines.max(1) =>
-            {
-                *k
-            }
-            _ => self,
+        let kept = self.kept.take();
+        let judge_kept = kept.as_ref().is_some_and(|k| {
+            self.wanted == Some(k.run)
+                || (self.wanted != Some(self.run)
+                    && last_lines < SHORT_RUN_LINES
+                    && k.run_stat_lines >= LONGER_RUN_FACTOR * last_lines.max(1))
+        });
+        let (judged, other) = match kept {
+            Some(k) if judge_kept => (*k, None),
+            k => (self, k),
         };
+        let previous = other
+            .filter(|p| p.run + 1 == judged.run)
+            .map(|p| Box::new(p.finish_run()));
         if let Some(r) = runs.iter_mut().find(|r| r.run == judged.run + 1) {
             r.analyzed = true;
         }
@@ -573,6 +579,7 @@ impl Timeline {
         f.events.restarts = restarts;
         f.summary.restarts = restarts;
         f.runs = runs;
+        f.previous = previous;
         f
     }
 
@@ -667,6 +674,7 @@ impl Timeline {
                 max_running_line: main.max_running_line.map(|(_, l)| l),
             },
             runs: Vec::new(),
+            previous: None,
         }
     }
 }

@@ -834,6 +834,59 @@ impl Model {
 }
 
 /// Predicts the effect of `changes` on the run in `r`.
+/// A prediction checked against a restart: the model fitted on one run,
+/// asked about the next run's settings, and what that run measured.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RestartCheck {
+    /// The run the model was fitted on, and the run it predicts (1-based).
+    pub fitted_on_run: u32,
+    pub checked_run: u32,
+    /// The settings that changed, as what-if changes.
+    pub changes: Vec<Change>,
+    pub predicted: Prediction,
+    /// The checked run's steady state.
+    pub measured_running_requests: Option<f64>,
+    pub measured_gen_tok_s: Option<f64>,
+}
+
+/// Checks the model on a restart: fitted on `before` (the run before the judged
+/// one), asked about the settings `after` runs with. `None` when no capacity
+/// setting the model knows changed, or when `before` cannot be fitted.
+pub fn check_restart(before: &Report, after: &Report) -> Option<RestartCheck> {
+    let judged = after.runs.iter().find(|r| r.analyzed)?;
+    let mut changes = Vec::new();
+    let (b, a) = (&before.config, &after.config);
+    if let (Some(x), Some(y)) = (b.kv_capacity_tokens, a.kv_capacity_tokens) {
+        if x != y {
+            changes.push(Change {
+                parameter: "kv_tokens".into(),
+                value: y as f64,
+            });
+        }
+    }
+    if let (Some(x), Some(y)) = (b.max_running_requests, a.max_running_requests) {
+        if x != y {
+            changes.push(Change {
+                parameter: "max_running".into(),
+                value: y as f64,
+            });
+        }
+    }
+    if changes.is_empty() {
+        return None;
+    }
+    let w = predict(before, &changes)?;
+    let measured = crate::diagnose::window::steady(after);
+    Some(RestartCheck {
+        fitted_on_run: judged.run - 1,
+        checked_run: judged.run,
+        changes,
+        predicted: w.predicted,
+        measured_running_requests: measured.running.map(crate::round::sig),
+        measured_gen_tok_s: measured.gen_tok_s.map(crate::round::sig),
+    })
+}
+
 pub fn predict(r: &Report, changes: &[Change]) -> Option<WhatIf> {
     let m = Model::fit(r)?;
     let (predicted, notes) = m.predict_with_notes(changes);

@@ -420,6 +420,27 @@ fn a_restart_with_other_settings_is_judged_on_its_own_and_compared_with_the_run_
             first_ev.statement
         );
         assert_eq!(first_ev.lines, [restart_line]);
+        // The what-if model fitted on run 1 predicts run 2 from its settings alone.
+        let rc = both.restart_check.as_ref().expect("a restart check");
+        assert_eq!((rc.fitted_on_run, rc.checked_run), (1, 2));
+        assert_eq!(rc.changes.len(), 1);
+        assert_eq!(
+            (rc.changes[0].parameter.as_str(), rc.changes[0].value),
+            ("kv_tokens", k2.unwrap() as f64)
+        );
+        assert_eq!(rc.measured_gen_tok_s, a.facts.server_gen_tok_s);
+        let (p, m) = (
+            rc.predicted.gen_throughput_tok_s,
+            rc.measured_gen_tok_s.unwrap(),
+        );
+        assert!(
+            (p / m - 1.0).abs() < 0.2,
+            "{engine:?}: predicted {p}, measured {m}"
+        );
+        assert!(first_ev
+            .statement
+            .contains("fitted on run 1, the what-if model predicted"));
+        assert!(alone.restart_check.is_none());
         let text = render::text(&both, false);
         assert!(text.contains("in 2 server runs; run 2 judged"), "{text}");
         let table: Vec<&str> = text

@@ -225,6 +225,28 @@ fn runs_evidence(c: &Ctx) -> Option<Evidence> {
     if !changes.is_empty() {
         s.push_str(&format!(" (settings: {})", changes.join(", ")));
     }
+    if let Some(rc) = &c.r.restart_check {
+        let p = &rc.predicted;
+        s.push_str(&format!(
+            "; fitted on run {}, the what-if model predicted ~{} tok/s ({}–{}) with ~{} running for run {}'s settings and the same workload",
+            rc.fitted_on_run,
+            num(p.gen_throughput_tok_s),
+            num(p.low),
+            num(p.high),
+            num(p.running_requests),
+            rc.checked_run
+        ));
+        if let (Some(g), Some(n)) = (rc.measured_gen_tok_s, rc.measured_running_requests) {
+            s.push_str(&format!(
+                ", and it measured ~{} tok/s with ~{} running",
+                num(g),
+                num(n)
+            ));
+            if g < p.low && !c.waiting() {
+                s.push_str(" — nothing waits in it, so its client, not the settings, set the pace");
+            }
+        }
+    }
     let lines = runs[1..].iter().map(|r| r.first_line).collect();
     Some(ev(s, lines))
 }
