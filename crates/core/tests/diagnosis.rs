@@ -645,3 +645,36 @@ fn a_crash_looping_log_lists_its_latest_runs_and_judges_the_last() {
     assert_eq!(r.runs[0].run, 17);
     assert_eq!(r.summary.running_requests.unwrap().max, 79.0);
 }
+
+#[test]
+fn sparse_prefill_lines_do_not_make_a_decode_workload_prefill_heavy() {
+    // One request at a time, short prompts, long outputs, four DP ranks: each
+    // prefill line's rate is high, but prompts are a small share of the tokens.
+    for dp_size in [1, 4] {
+        let (r, truth) = run(&SimConfig {
+            seed: 7,
+            kv_capacity_tokens: 20_000,
+            concurrency: 1,
+            duration_s: 300.0,
+            num_requests: 0,
+            prompt_len: batchlens_sim::LenDist::Uniform { min: 50, max: 200 },
+            output_len: batchlens_sim::LenDist::Uniform {
+                min: 375,
+                max: 1500,
+            },
+            max_new_tokens: 3000,
+            dp_size,
+            ..SimConfig::default()
+        });
+        assert!(truth.prefill_s < 0.05 * truth.duration_s);
+        let share = r
+            .diagnosis
+            .as_ref()
+            .unwrap()
+            .facts
+            .prefill_token_share
+            .unwrap();
+        assert!(share < 0.3, "dp {dp_size}: prefill token share {share}");
+        assert_eq!(primary(&r), Kind::ClientUnderload, "dp {dp_size}");
+    }
+}

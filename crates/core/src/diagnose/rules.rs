@@ -75,10 +75,17 @@ impl<'a> Ctx<'a> {
             // A rate needs time to spread over: none without busy time, and at least a minute.
             retractions_per_minute: (r.summary.retractions > 0 && r.busy_seconds > 0.0)
                 .then(|| sig(r.summary.retractions as f64 / busy_min.max(1.0))),
-            prefill_token_share: input
-                .zip(w.gen_tok_s)
-                .filter(|(i, g)| i + g > 0.0)
-                .map(|(i, g)| dec(i / (i + g), 4)),
+            // SGLang prints a prefill line per batch, its rate over the gap since the
+            // last one: averaged over the lines it says how fast prefill runs, not
+            // how much of the work it is. The token counts say that, given enough
+            // decode lines to sum generated tokens over. vLLM's interval lines give
+            // both rates over the same interval.
+            prefill_token_share: prefill_volume_share(r, sglang, decode_lines).or_else(|| {
+                input
+                    .zip(w.gen_tok_s)
+                    .filter(|(i, g)| i + g > 0.0)
+                    .map(|(i, g)| dec(i / (i + g), 4))
+            }),
             warmup_s: Some(dec(w.warmup_s, 1)),
             drain_s: Some(dec(w.drain_s, 1)),
             running_cap: cap,
@@ -165,6 +172,14 @@ fn running_cap(r: &Report, w: &Window) -> (Option<f64>, bool) {
     } else {
         (None, false)
     }
+}
+
+/// Prompt tokens ÷ (prompt + generated tokens), from the counts: SGLang logs
+/// only, with 10 or more decode lines to estimate the generated tokens from.
+fn prefill_volume_share(r: &Report, sglang: bool, decode_lines: u64) -> Option<f64> {
+    let s = &r.summary;
+    let (p, g) = (s.prefill_tokens as f64, s.generated_tokens_estimate);
+    (sglang && decode_lines >= 10 && p > 0.0 && g > 0.0).then(|| dec(p / (p + g), 4))
 }
 
 fn ev(statement: String, lines: Vec<u64>) -> Evidence {
