@@ -193,6 +193,9 @@ pub struct RunSummary {
     pub crashes: u64,
     /// What the run's startup lines said.
     pub config: ServerConfig,
+    /// Its first timestamp is earlier than the run before's last: not a restart
+    /// but another server's log (or a rotated one) joined after it, most likely.
+    pub starts_before_previous_ends: bool,
     /// The run the rest of the report describes.
     pub analyzed: bool,
 }

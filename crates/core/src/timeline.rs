@@ -221,6 +221,8 @@ pub struct Timeline {
     run_last_line: u64,
     run_stat_lines: u64,
     run_prefill_lines: u64,
+    /// This run's clock starts before the previous run's ended.
+    run_starts_earlier: bool,
     /// Earlier runs in brief, and restarts counted in the whole log.
     runs: Vec<RunSummary>,
     restarts: u64,
@@ -257,6 +259,10 @@ impl Timeline {
         let tick = clock.place(st);
         if let Some(back) = tick.jumped_back_s {
             self.clock_regressions += 1;
+            if self.t0.is_none() && self.run > 0 {
+                // The run's first stamp is earlier than the last one before it.
+                self.run_starts_earlier = true;
+            }
             self.push_event(Event {
                 line,
                 stamp: None,
@@ -412,6 +418,7 @@ impl Timeline {
             out_of_memory: self.events.out_of_memory,
             crashes: self.events.crashes,
             config: self.config.clone(),
+            starts_before_previous_ends: self.run_starts_earlier,
             analyzed: false,
         }
     }

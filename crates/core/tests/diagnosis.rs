@@ -357,6 +357,7 @@ fn a_restart_with_other_settings_is_judged_on_its_own_and_compared_with_the_run_
         let restart_line = first.lines().count() as u64 + 1;
         assert_eq!(both.runs[1].first_line, restart_line, "{engine:?}");
         assert_eq!(both.events.restarts, 1);
+        assert!(!both.runs[1].starts_before_previous_ends);
         for (r, log) in both.runs.iter().zip([&one, &alone]) {
             let k = &log.input.stat_lines_by_kind;
             assert_eq!(
@@ -677,4 +678,16 @@ fn sparse_prefill_lines_do_not_make_a_decode_workload_prefill_heavy() {
         assert!(share < 0.3, "dp {dp_size}: prefill token share {share}");
         assert_eq!(primary(&r), Kind::ClientUnderload, "dp {dp_size}");
     }
+}
+
+#[test]
+fn a_log_joined_after_one_that_ends_later_is_flagged_as_not_a_restart() {
+    // The same server's log twice over: the second copy's clock starts before
+    // the first ends, as two servers' logs joined end to end would.
+    let (first, _) = kv_bound_then_bigger_pool(Engine::Sglang, 120.0, false);
+    let r = common::analyze(format!("{first}{first}").as_bytes());
+    assert_eq!(r.runs.len(), 2);
+    assert!(!r.runs[0].starts_before_previous_ends && r.runs[1].starts_before_previous_ends);
+    let ev = &r.diagnosis.as_ref().unwrap().primary.evidence[0].statement;
+    assert!(ev.contains("more likely another server's log"), "{ev}");
 }

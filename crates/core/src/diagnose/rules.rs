@@ -262,6 +262,17 @@ fn runs_evidence(c: &Ctx) -> Option<Evidence> {
             }
         }
     }
+    let overlapping: Vec<String> = runs
+        .iter()
+        .filter(|r| r.starts_before_previous_ends)
+        .map(|r| r.run.to_string())
+        .collect();
+    if !overlapping.is_empty() {
+        s.push_str(&format!(
+            ". Run {}'s clock starts before the run before it ended: more likely another server's log (or a rotated one) joined to this one than a restart",
+            overlapping.join(", ")
+        ));
+    }
     let lines = runs[1..].iter().map(|r| r.first_line).collect();
     Some(ev(s, lines))
 }
