@@ -182,6 +182,15 @@ impl Phase {
     }
 }
 
+/// Decode (or interval) lines when there are any, else prefill lines.
+fn main_phase<'a>(decode: &'a Phase, prefill: &'a Phase) -> &'a Phase {
+    if decode.rounds > 0 {
+        decode
+    } else {
+        prefill
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Gap {
     pub start_s: f64,
@@ -389,11 +398,7 @@ impl Timeline {
 
     /// This run in brief.
     fn brief(&self) -> RunSummary {
-        let main = if self.decode.rounds > 0 {
-            &self.decode
-        } else {
-            &self.prefill
-        };
+        let main = main_phase(&self.decode, &self.prefill);
         let (span, idle) = self.span_idle();
         let busy = span - idle;
         RunSummary {
@@ -408,19 +413,27 @@ impl Timeline {
             decode_lines: self.run_stat_lines - self.run_prefill_lines,
             prefill_lines: self.run_prefill_lines,
             gen_throughput_tok_s_mean: self.decode.gen.mean().map(sig),
-            sustained_gen_tok_s: (busy > 0.0 && self.gen_tokens > 0.0)
-                .then(|| sig(self.gen_tokens / busy)),
+            sustained_gen_tok_s: self.sustained(busy),
             running_requests_mean: main.running.mean().map(sig),
             queued_requests_mean: main.queued.mean().map(sig),
             kv_usage_mean: main.kv_usage.mean().map(sig),
-            retractions: self.events.retractions
-                + self.events.preemptions.max(self.preempt_cumulative_max),
+            retractions: self.events.retractions + self.preemptions(),
             out_of_memory: self.events.out_of_memory,
             crashes: self.events.crashes,
             config: self.config.clone(),
             starts_before_previous_ends: self.run_starts_earlier,
             analyzed: false,
         }
+    }
+
+    /// Generated tokens ÷ busy seconds.
+    fn sustained(&self, busy: f64) -> Option<f64> {
+        (busy > 0.0 && self.gen_tokens > 0.0).then(|| sig(self.gen_tokens / busy))
+    }
+
+    /// Preemptions: the cumulative counter is the better count when the engine prints one.
+    fn preemptions(&self) -> u64 {
+        self.events.preemptions.max(self.preempt_cumulative_max)
     }
 
     /// Span of the stats lines and the idle part of it, seconds.
@@ -594,19 +607,14 @@ impl Timeline {
         self.decode.close(&mut self.series, false);
         self.prefill.close(&mut self.series, true);
         let has_decode = self.decode.rounds > 0;
-        let main = if has_decode {
-            &self.decode
-        } else {
-            &self.prefill
-        };
         let (span, idle) = self.span_idle();
         let busy = span - idle;
-        // The cumulative counter is the better count when the engine prints one.
-        let preemptions = self.events.preemptions.max(self.preempt_cumulative_max);
+        let preemptions = self.preemptions();
         if self.preempt_cumulative_max > 0 {
             self.retracted_requests = self.retracted_requests.max(self.preempt_cumulative_max);
         }
         self.events.preemptions = preemptions;
+        let main = main_phase(&self.decode, &self.prefill);
         let input_stream = if self.decode.input.count() > 0 {
             &self.decode.input
         } else {
@@ -626,8 +634,7 @@ impl Timeline {
             kv_usage: either(|p| &p.kv_usage),
             kv_tokens: either(|p| &p.kv_tokens),
             generated_tokens_estimate: sig(self.gen_tokens),
-            sustained_gen_tok_s: (busy > 0.0 && self.gen_tokens > 0.0)
-                .then(|| sig(self.gen_tokens / busy)),
+            sustained_gen_tok_s: self.sustained(busy),
             prefill_tokens: self.prefill_tokens,
             cached_prompt_tokens: self.cached_tokens,
             retractions: self.events.retractions + preemptions,
