@@ -160,6 +160,15 @@ mod tests {
         e.finish().unwrap()
     }
 
+    /// The text as UTF-16LE with its byte-order mark (PowerShell's `>`).
+    fn utf16le(text: &[u8]) -> Vec<u8> {
+        let mut b = vec![0xff, 0xfe];
+        for u in String::from_utf8_lossy(text).encode_utf16() {
+            b.extend(u.to_le_bytes());
+        }
+        b
+    }
+
     fn read(bytes: &[u8], slice: usize) -> (Result<(), String>, bool, Report, Option<String>) {
         let mut i = Input::new(Analyzer::new(Options::default()));
         let fed = bytes.chunks(slice).try_for_each(|c| i.feed(c));
@@ -198,10 +207,7 @@ mod tests {
     fn files_one_after_another_read_as_their_concatenation() {
         let plain = json(&batchlens_core::analyze(LOG, Options::default()));
         let cut = LOG.len() / 3;
-        let mut wide = vec![0xff, 0xfe];
-        for u in String::from_utf8_lossy(&LOG[cut..]).encode_utf16() {
-            wide.extend(u.to_le_bytes());
-        }
+        let wide = utf16le(&LOG[cut..]);
         // Gzip then plain, plain then gzip, plain then UTF-16, and a cut mid-line:
         // the text in order, as `cat` gives.
         for (first, second) in [
@@ -226,10 +232,7 @@ mod tests {
 
     #[test]
     fn a_utf16_file_reads_as_its_text() {
-        let mut wide = vec![0xff, 0xfe];
-        for u in String::from_utf8_lossy(LOG).encode_utf16() {
-            wide.extend(u.to_le_bytes());
-        }
+        let wide = utf16le(LOG);
         let mut want = batchlens_core::analyze(LOG, Options::default());
         for slice in [1, 4096] {
             let (fed, is_gz, mut r, cut) = read(&wide, slice);
