@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use crate::encoding::Decode;
 use crate::engines::{common, parser_for, Engine, LineParser, Outcome};
 use crate::fields::excerpt;
-use crate::lines::{strip_ansi, Line, LineSplitter, MAX_LINE};
+use crate::lines::{physical, strip_ansi, Line, LineSplitter, MAX_LINE};
 use crate::model::{Record, SampleKind};
 use crate::read_ahead::{Pre, Prepared};
 use crate::report::{InputStats, LineExample, Report, SCHEMA_VERSION};
@@ -41,7 +41,8 @@ pub struct Analyzer {
     parsers: Vec<Box<dyn LineParser>>,
     timeline: Timeline,
     input: InputStats,
-    stats_by_engine: BTreeMap<Engine, u64>,
+    /// Stats records by engine (indexed by `Engine as usize`), when any line was one's.
+    stats_by_engine: [Option<u64>; Engine::ALL.len()],
     /// A stats line that stopped short, waiting to see if the next line is its wrapped tail.
     held: Option<(u64, Vec<u8>)>,
     /// Lines already joined into the held one.
@@ -102,7 +103,7 @@ impl Analyzer {
             parsers,
             timeline,
             input: InputStats::default(),
-            stats_by_engine: BTreeMap::new(),
+            stats_by_engine: [None; Engine::ALL.len()],
             held: None,
             held_joins: 0,
             scratch: Vec::new(),
@@ -206,20 +207,42 @@ impl Analyzer {
         let mut next_rec = 0;
         let mut splitter = std::mem::take(&mut self.splitter);
         let newlines = std::mem::take(&mut prepared.newlines);
-        splitter.feed_known(chunk, &newlines, &mut |l: Line<'_>| {
+        splitter.feed_spans(chunk, &newlines, &mut |no, span| {
             let pre = pres.next().unwrap_or(Pre::Unread);
             let mut recs = next_rec..next_rec;
-            if let Pre::Stats { full, damaged, .. } = pre {
+            if let Pre::Stats {
+                engine,
+                full,
+                damaged,
+            } = pre
+            {
                 let end = (next_rec + (full + damaged) as usize).min(self.ahead_recs.len());
                 recs = next_rec..end;
                 next_rec = end;
+                if self.held.is_none() {
+                    // What `on_line` would do, without touching the line's bytes
+                    // (they were read on another core: each is a cache miss).
+                    self.held_joins = 0;
+                    self.stats_read_ahead(no, engine, full, damaged, recs, || {
+                        physical(&chunk[span.clone()]).0
+                    });
+                    return;
+                }
             }
-            self.ahead = Some(Ahead {
-                no: l.no,
-                pre,
-                recs,
-            });
-            self.on_line(l.no, l.bytes);
+            if let Pre::Unclaimed {
+                label: Some(label),
+                client: false,
+            } = pre
+            {
+                if self.held.is_none() && !self.client_lines.in_block() {
+                    // A labelled line nothing else reads (most are access lines).
+                    self.held_joins = 0;
+                    self.count_other(label);
+                    return;
+                }
+            }
+            self.ahead = Some(Ahead { no, pre, recs });
+            self.on_line(no, physical(&chunk[span]).0);
             self.ahead = None;
         });
         self.splitter = splitter;
@@ -286,24 +309,13 @@ impl Analyzer {
             None => (Pre::Unread, 0..0),
         };
         let mut unclaimed_label = None;
-        // This line's records when read ahead (they are used where they lie).
-        let mut ahead_range = 0..0;
         match pre {
             Pre::Stats {
-                engine: e,
+                engine,
                 full,
                 damaged,
-            } => {
-                outcome = Outcome::Stats { full, damaged };
-                engine = Some(e);
-                ahead_range = recs;
-                for r in &mut self.ahead_recs[ahead_range.clone()] {
-                    if let Record::Sample(s) = r {
-                        s.line = no;
-                    }
-                }
-            }
-            Pre::Unclaimed(label) => unclaimed_label = Some(label),
+            } => return self.stats_read_ahead(no, engine, full, damaged, recs, || line),
+            Pre::Unclaimed { label, .. } => unclaimed_label = Some(label),
             Pre::Unread => {
                 for p in self.parsers.iter_mut() {
                     outcome = p.parse(line, no, last_chance, &mut self.recs);
@@ -320,21 +332,7 @@ impl Analyzer {
                 return;
             }
             Outcome::Stats { full, damaged } => {
-                self.input.stat_lines += full as u64;
-                self.input.damaged_stat_lines += damaged as u64;
-                let n = (full + damaged) as u64;
-                if n > 1 {
-                    self.input.glued_records += n - 1;
-                }
-                if let Some(e) = engine {
-                    *self.stats_by_engine.entry(e).or_insert(0) += n;
-                }
-                if damaged > 0 && self.input.damaged_examples.len() < MAX_EXAMPLES {
-                    self.input.damaged_examples.push(LineExample {
-                        line: no,
-                        text: excerpt(line, EXAMPLE_CHARS),
-                    });
-                }
+                self.count_stats(no, engine, full, damaged, || line);
             }
             Outcome::Other(label) => {
                 self.client_lines.line(no, line);
@@ -359,11 +357,61 @@ impl Analyzer {
                 }
             },
         }
-        let recs = if ahead_range.is_empty() {
-            &self.recs[..]
-        } else {
-            &self.ahead_recs[ahead_range]
-        };
+        let recs = std::mem::take(&mut self.recs);
+        self.add_records(&recs);
+        self.recs = recs;
+        self.recs.clear();
+    }
+
+    /// A stats line read ahead: its records are in `ahead_recs[recs]`, numbered here.
+    fn stats_read_ahead<'l>(
+        &mut self,
+        no: u64,
+        engine: Engine,
+        full: u32,
+        damaged: u32,
+        recs: std::ops::Range<usize>,
+        line: impl FnOnce() -> &'l [u8],
+    ) {
+        self.count_stats(no, Some(engine), full, damaged, line);
+        let mut ahead = std::mem::take(&mut self.ahead_recs);
+        for r in &mut ahead[recs.clone()] {
+            if let Record::Sample(s) = r {
+                s.line = no;
+            }
+        }
+        self.add_records(&ahead[recs]);
+        self.ahead_recs = ahead;
+    }
+
+    /// Counts a stats line of `full` whole and `damaged` partly read records;
+    /// `line` is read only to show a damaged one.
+    fn count_stats<'l>(
+        &mut self,
+        no: u64,
+        engine: Option<Engine>,
+        full: u32,
+        damaged: u32,
+        line: impl FnOnce() -> &'l [u8],
+    ) {
+        self.input.stat_lines += full as u64;
+        self.input.damaged_stat_lines += damaged as u64;
+        let n = (full + damaged) as u64;
+        if n > 1 {
+            self.input.glued_records += n - 1;
+        }
+        if let Some(e) = engine {
+            *self.stats_by_engine[e as usize].get_or_insert(0) += n;
+        }
+        if damaged > 0 && self.input.damaged_examples.len() < MAX_EXAMPLES {
+            self.input.damaged_examples.push(LineExample {
+                line: no,
+                text: excerpt(line(), EXAMPLE_CHARS),
+            });
+        }
+    }
+
+    fn add_records(&mut self, recs: &[Record]) {
         for r in recs {
             if let Record::Sample(s) = r {
                 let k = match s.kind {
@@ -375,7 +423,6 @@ impl Analyzer {
             }
             self.timeline.add(r);
         }
-        self.recs.clear();
         if self.timeline.run() != self.client_run {
             self.client_next_run();
         }
@@ -414,18 +461,21 @@ impl Analyzer {
         if input.looks_binary {
             input.binary_format = crate::file_format::detect(&self.head);
         }
-        input.stat_lines_by_engine = self
-            .stats_by_engine
+        let mut by_engine: Vec<(Engine, u64)> = Engine::ALL
+            .iter()
+            .filter_map(|&e| self.stats_by_engine[e as usize].map(|n| (e, n)))
+            .collect();
+        by_engine.sort();
+        input.stat_lines_by_engine = by_engine
             .iter()
             .map(|(e, n)| (e.name().to_string(), *n))
             .collect();
         let engine = match self.opts.engine {
             Some(e) => e.name().to_string(),
-            None => self
-                .stats_by_engine
+            None => by_engine
                 .iter()
-                .max_by_key(|(e, n)| (**n, std::cmp::Reverse(**e)))
-                .filter(|(_, n)| **n > 0)
+                .max_by_key(|(e, n)| (*n, std::cmp::Reverse(*e)))
+                .filter(|(_, n)| *n > 0)
                 .map(|(e, _)| e.name().to_string())
                 .unwrap_or_else(|| "unknown".to_string()),
         };

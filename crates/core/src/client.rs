@@ -237,17 +237,28 @@ fn row_label(label: &str) -> bool {
         && !l.contains("batch")
 }
 
+/// False for a line that neither opens a summary block nor is a request log
+/// line: every marker holds a '=' (the banner's rule, ` obj=`) or a '{' (JSON
+/// request logs), so one byte scan turns away access lines and most others.
+#[inline]
+pub fn may_be_client_line(line: &[u8]) -> bool {
+    memchr::memchr2(b'=', b'{', line).is_some()
+}
+
 impl ClientLines {
     /// Looks at one line (log prefix and all). Returns a label for
     /// `other_lines_by_kind` when the line belongs to a client summary or request log.
     #[inline]
     pub fn line(&mut self, no: u64, line: &[u8]) -> Option<&'static str> {
-        // Every marker holds a '=' (the banner's rule, ` obj=`) or a '{' (JSON request
-        // logs): one byte scan turns away access lines and most others.
-        if self.block.is_none() && memchr::memchr2(b'=', b'{', line).is_none() {
+        if self.block.is_none() && !may_be_client_line(line) {
             return None;
         }
         self.line_slow(no, line)
+    }
+
+    /// Whether a summary block is open: then every line is looked at.
+    pub fn in_block(&self) -> bool {
+        self.block.is_some()
     }
 
     #[inline(never)]

@@ -63,28 +63,8 @@ impl LineSplitter {
                 }
             }
         }
-        let start = self.feed_at(chunk, memchr::memchr_iter(b'\n', chunk), f);
-        self.push_carry(&chunk[start..]);
-    }
-
-    /// Feeds a chunk that starts a line, with the offsets of its newlines
-    /// already found (by [`newlines`]): the same lines as [`LineSplitter::feed`].
-    pub fn feed_known(&mut self, chunk: &[u8], newlines: &[u32], f: &mut impl FnMut(Line<'_>)) {
-        debug_assert!(self.at_line_start());
-        let start = self.feed_at(chunk, newlines.iter().map(|&i| i as usize), f);
-        self.push_carry(&chunk[start..]);
-    }
-
-    /// Emits the lines ending at `newlines`; where the text after them starts.
-    #[inline]
-    fn feed_at(
-        &mut self,
-        chunk: &[u8],
-        newlines: impl Iterator<Item = usize>,
-        f: &mut impl FnMut(Line<'_>),
-    ) -> usize {
         let mut start = 0;
-        for i in newlines {
+        for i in memchr::memchr_iter(b'\n', chunk) {
             self.line_no += 1;
             let (bytes, overlong) = physical(&chunk[start..i]);
             self.overlong_lines += overlong as u64;
@@ -94,7 +74,39 @@ impl LineSplitter {
             });
             start = i + 1;
         }
-        start
+        self.push_carry(&chunk[start..]);
+    }
+
+    /// Feeds a chunk that starts a line, with the offsets of its newlines
+    /// already found (by [`newlines`]): the same lines as [`LineSplitter::feed`].
+    pub fn feed_known(&mut self, chunk: &[u8], newlines: &[u32], f: &mut impl FnMut(Line<'_>)) {
+        self.feed_spans(chunk, newlines, &mut |no, span| {
+            f(Line {
+                no,
+                bytes: physical(&chunk[span]).0,
+            })
+        });
+    }
+
+    /// [`LineSplitter::feed_known`], giving each line as its number and the
+    /// span between its newlines (read it with [`physical`]): a caller that
+    /// already knows what a line holds need not touch its bytes.
+    pub fn feed_spans(
+        &mut self,
+        chunk: &[u8],
+        newlines: &[u32],
+        f: &mut impl FnMut(u64, std::ops::Range<usize>),
+    ) {
+        debug_assert!(self.at_line_start());
+        let mut start = 0;
+        for &i in newlines {
+            let i = i as usize;
+            self.line_no += 1;
+            self.overlong_lines += (i - start > MAX_LINE) as u64;
+            f(self.line_no, start..i);
+            start = i + 1;
+        }
+        self.push_carry(&chunk[start..]);
     }
 
     fn push_carry(&mut self, b: &[u8]) {

@@ -21,8 +21,12 @@ pub(crate) enum Pre {
         full: u32,
         damaged: u32,
     },
-    /// No engine parser claims the line; the generic label, if any.
-    Unclaimed(Option<&'static str>),
+    /// No engine parser claims the line; the generic label, if any, and
+    /// whether it may be a client line ([`crate::client::may_be_client_line`]).
+    Unclaimed {
+        label: Option<&'static str>,
+        client: bool,
+    },
 }
 
 /// The reading of a chunk's whole lines, in order.
@@ -104,6 +108,9 @@ impl ReadAhead {
                 None => return Pre::Unread,
             }
         }
-        Pre::Unclaimed(common::classify(line))
+        Pre::Unclaimed {
+            label: common::classify(line),
+            client: crate::client::may_be_client_line(line),
+        }
     }
 }

@@ -179,3 +179,47 @@ fn each_input_of_several_tells_its_own_encoding() {
         assert_eq!(json(&got), json(&want));
     }
 }
+
+#[test]
+fn client_lines_among_access_lines_are_read_when_read_ahead() {
+    // The analyzer skips lines read ahead as access lines unless they may be
+    // client lines or a summary block is open: a block and request log lines
+    // (one whose text reads like an access line) amid access and stats lines
+    // must give what `feed` gives.
+    let kv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sglang-kv-bound.log");
+    let kv = std::fs::read(kv).unwrap();
+    let (head, tail) = kv.split_at(memchr::memrchr(b'\n', &kv[..kv.len() / 2]).unwrap() + 1);
+    let access =
+        b"[2026-02-24 10:55:40] INFO:     127.0.0.1:30819 - \"POST /generate HTTP/1.1\" 200 OK\n";
+    let mut log = head.to_vec();
+    for i in 0..40 {
+        log.extend_from_slice(access);
+        if i % 10 == 0 {
+            log.extend_from_slice(
+                format!("[2026-02-24 10:55:40] Receive: obj=GenerateReqInput(rid='r{i}')\n")
+                    .as_bytes(),
+            );
+            log.extend_from_slice(format!("[2026-02-24 10:55:41] Finish: obj=GenerateReqInput(rid='r{i}', stream=False), out={{'text': ' HTTP/1.1 200', 'meta_info': {{'id': 'r{i}', 'prompt_tokens': 431, 'completion_tokens': 512, 'cached_tokens': 0, 'e2e_latency': 12.5}}}}\n").as_bytes());
+        }
+    }
+    log.extend_from_slice(&common::fixture("client/sglang_bench_serving_0.4.0.txt"));
+    log.extend_from_slice(b"\n");
+    log.extend_from_slice(access);
+    log.extend_from_slice(tail);
+    for engine in [None, Some(Engine::Sglang), Some(Engine::Vllm)] {
+        let opts = Options {
+            engine,
+            ..Options::default()
+        };
+        let want = batchlens_core::analyze(&log, opts.clone());
+        let kinds = &want.input.other_lines_by_kind;
+        assert_eq!(kinds.get("client_summary"), Some(&27), "{engine:?}");
+        assert_eq!(kinds.get("request_log"), Some(&8), "{engine:?}");
+        assert_eq!(want.requests.as_ref().map(|r| r.finished_requests), Some(4));
+        assert!(want.client.is_some());
+        for chunk in [97, 1000, 4096, 1 << 20] {
+            let (got, _) = prepared(&log, &opts, chunk, true);
+            assert_eq!(json(&got), json(&want), "{engine:?}, chunks of {chunk}");
+        }
+    }
+}
