@@ -4,7 +4,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use std::sync::mpsc;
+use std::sync::{Condvar, Mutex, MutexGuard};
 
 use batchlens_core::{Analyzer, Prepared, ReadAhead};
 use flate2::read::MultiGzDecoder;
@@ -88,10 +88,11 @@ fn open_error(shown: &str, e: &io::Error) -> String {
 
 /// Feeds one input, decompressing it when it starts with the gzip magic bytes.
 ///
-/// Three threads: a reader reads (and decompresses) the input in chunks of
-/// whole lines and reads the even chunks ahead ([`ReadAhead`]), a helper reads
-/// the odd ones ahead, and this thread feeds the analyzer, which keeps log
-/// order, taking chunks from the two in turn.
+/// Two workers, one per core, each in turn take the next chunk of whole lines
+/// from the input (one at a time), read it ahead ([`ReadAhead`]) and feed it to
+/// the analyzer, which takes chunks in input order. A chunk's text and reading
+/// stay on the core that read them (only the analyzer's state moves), and with
+/// reading ahead the dearer part, the two rarely wait for each other.
 fn feed<R: BufRead + Send>(
     mut r: R,
     name: &str,
@@ -101,68 +102,117 @@ fn feed<R: BufRead + Send>(
 ) -> Result<(), Failure> {
     let head = r.fill_buf().map_err(|e| read_error(name, &e))?;
     let gz = head.starts_with(&[0x1f, 0x8b]);
-    let mut bar = progress.then(|| Progress::new(name, size));
-    let opts = analyzer.options().clone();
-    std::thread::scope(|scope| {
-        // Two chunks waiting per channel: memory stays flat whatever the input's size.
-        let (even_tx, even_rx) = mpsc::sync_channel::<Sent>(2);
-        let (odd_tx, odd_rx) = mpsc::sync_channel::<Sent>(2);
-        let (raw_tx, raw_rx) = mpsc::sync_channel::<Sent>(2);
-        let (free_tx, free_rx) = mpsc::channel::<Chunk>();
-        let mut odd_ahead = ReadAhead::new(&opts);
-        scope.spawn(move || {
-            for sent in raw_rx {
-                let sent = sent.map(|mut c| {
-                    let (text, prepared) = c.parts();
-                    odd_ahead.read_into(text, prepared);
-                    c
-                });
-                if odd_tx.send(sent).is_err() {
-                    return;
-                }
-            }
-        });
-        let reader = Reader {
-            ahead: ReadAhead::new(&opts),
-            lanes: [even_tx, raw_tx],
-            free: free_rx,
-        };
-        scope.spawn(move || {
-            if gz {
-                let dec = MultiGzDecoder::new(CountingReader { inner: r, read: 0 });
-                reader.run(
-                    dec,
-                    |d| d.get_ref().read,
-                    |e| Failure::input(format!("'{name}' is not a valid gzip file: {e}.")),
-                )
-            } else {
-                let counted = CountingReader { inner: r, read: 0 };
-                reader.run(counted, |c| c.read, |e| read_error(name, &e))
-            }
-        });
-        let lanes = [even_rx, odd_rx];
-        for k in 0.. {
-            // A closed lane means the input ended (or a thread stopped after an error it sent).
-            let Ok(sent) = lanes[k % 2].recv() else {
-                break;
-            };
-            let mut chunk = sent?;
-            let (text, prepared) = chunk.parts();
-            analyzer.feed_prepared(text, prepared);
-            if let Some(b) = bar.as_mut() {
-                b.update(chunk.read);
-            }
-            let _ = free_tx.send(chunk);
-        }
-        Ok(())
-    })?;
+    let bar = progress.then(|| Progress::new(name, size));
+    let bar = if gz {
+        let dec = MultiGzDecoder::new(CountingReader { inner: r, read: 0 });
+        let source = Source::new(
+            dec,
+            |d: &MultiGzDecoder<_>| d.get_ref().read,
+            |e| Failure::input(format!("'{name}' is not a valid gzip file: {e}.")),
+        );
+        run_workers(source, analyzer, bar)?
+    } else {
+        let counted = CountingReader { inner: r, read: 0 };
+        let source = Source::new(
+            counted,
+            |c: &CountingReader<R>| c.read,
+            |e| read_error(name, &e),
+        );
+        run_workers(source, analyzer, bar)?
+    };
     if let Some(b) = bar {
         b.done();
     }
     Ok(())
 }
 
-type Sent = Result<Chunk, Failure>;
+/// The analyzer's side, shared by the workers: chunk `next` is the one it takes next.
+struct Feeding<'a> {
+    analyzer: &'a mut Analyzer,
+    bar: Option<Progress>,
+    next: u64,
+    /// A worker stopped while holding a chunk (it panicked): nobody waits for it.
+    abandoned: bool,
+}
+
+fn run_workers<S: Read + Send, F: Fn(io::Error) -> Failure + Send>(
+    source: Source<S, F>,
+    analyzer: &mut Analyzer,
+    bar: Option<Progress>,
+) -> Result<Option<Progress>, Failure> {
+    let opts = analyzer.options().clone();
+    let source = Mutex::new(source);
+    let feeding = Mutex::new(Feeding {
+        analyzer,
+        bar,
+        next: 0,
+        abandoned: false,
+    });
+    let turn = Condvar::new();
+    std::thread::scope(|scope| {
+        let worker = || {
+            let mut ahead = ReadAhead::new(&opts);
+            let mut chunk = Chunk::new();
+            let _guard = AbandonGuard {
+                feeding: &feeding,
+                turn: &turn,
+            };
+            loop {
+                let Some(k) = lock(&source).take(&mut chunk) else {
+                    return;
+                };
+                let (text, prepared) = chunk.parts();
+                ahead.read_into(text, prepared);
+                let mut f = lock(&feeding);
+                while f.next != k && !f.abandoned {
+                    f = turn.wait(f).unwrap_or_else(|e| e.into_inner());
+                }
+                if f.abandoned {
+                    return;
+                }
+                let (text, prepared) = chunk.parts();
+                f.analyzer.feed_prepared(text, prepared);
+                if let Some(b) = f.bar.as_mut() {
+                    b.update(chunk.read);
+                }
+                f.next += 1;
+                drop(f);
+                turn.notify_all();
+            }
+        };
+        let other = scope.spawn(worker);
+        worker();
+        if let Err(p) = other.join() {
+            std::panic::resume_unwind(p);
+        }
+    });
+    let source = source.into_inner().unwrap_or_else(|e| e.into_inner());
+    if let Some(e) = source.failure {
+        return Err(e);
+    }
+    let f = feeding.into_inner().unwrap_or_else(|e| e.into_inner());
+    Ok(f.bar)
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Wakes the other worker when this one unwinds, so it does not wait for a
+/// chunk that will never come.
+struct AbandonGuard<'g, 'a> {
+    feeding: &'g Mutex<Feeding<'a>>,
+    turn: &'g Condvar,
+}
+
+impl Drop for AbandonGuard<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            lock(self.feeding).abandoned = true;
+            self.turn.notify_all();
+        }
+    }
+}
 
 /// Whole lines of the input (the last chunk may end mid-line), read ahead.
 struct Chunk {
@@ -195,57 +245,65 @@ impl Chunk {
     }
 }
 
-struct Reader {
-    ahead: ReadAhead,
-    /// Even chunks go to the analyzer read ahead, odd ones to the helper raw.
-    lanes: [mpsc::SyncSender<Sent>; 2],
-    free: mpsc::Receiver<Chunk>,
+/// The input, handed out in chunks cut after their last newline.
+struct Source<S, F> {
+    src: S,
+    consumed: fn(&S) -> u64,
+    fail: F,
+    /// The text after the last chunk's last newline: the next chunk starts with it.
+    carry: Vec<u8>,
+    /// Chunks handed out.
+    taken: u64,
+    ended: bool,
+    failure: Option<Failure>,
 }
 
-impl Reader {
-    /// Reads `src` into chunks cut after their last newline; stops at the end,
-    /// after sending an error, or when the analyzer side is gone.
-    fn run<S: Read>(
-        mut self,
-        mut src: S,
-        consumed: impl Fn(&S) -> u64,
-        fail: impl Fn(io::Error) -> Failure,
-    ) {
-        let mut carry: Vec<u8> = Vec::new();
-        for k in 0usize.. {
-            let lane = &self.lanes[k % 2];
-            let mut c = self.free.try_recv().unwrap_or_else(|_| Chunk::new());
-            c.bytes[..carry.len()].copy_from_slice(&carry);
-            c.len = carry.len();
-            carry.clear();
-            let eof = match fill(&mut src, &mut c) {
-                Ok(eof) => eof,
-                Err(e) => {
-                    let _ = lane.send(Err(fail(e)));
-                    return;
-                }
-            };
-            if !eof {
-                if let Some(i) = memchr::memrchr(b'\n', c.text()) {
-                    carry.extend_from_slice(&c.bytes[i + 1..c.len]);
-                    c.len = i + 1;
-                }
-            }
-            if c.len == 0 {
-                return;
-            }
-            c.read = consumed(&src);
-            if k % 2 == 0 {
-                let (text, prepared) = c.parts();
-                self.ahead.read_into(text, prepared);
-            }
-            if lane.send(Ok(c)).is_err() || eof {
-                return;
-            }
+impl<S: Read, F: Fn(io::Error) -> Failure> Source<S, F> {
+    fn new(src: S, consumed: fn(&S) -> u64, fail: F) -> Self {
+        Source {
+            src,
+            consumed,
+            fail,
+            carry: Vec::new(),
+            taken: 0,
+            ended: false,
+            failure: None,
         }
     }
-}
 
+    /// Fills `c` with the next chunk; its number, or `None` at the end or after
+    /// a failure (kept in `failure`).
+    fn take(&mut self, c: &mut Chunk) -> Option<u64> {
+        if self.ended {
+            return None;
+        }
+        c.bytes[..self.carry.len()].copy_from_slice(&self.carry);
+        c.len = self.carry.len();
+        self.carry.clear();
+        let eof = match fill(&mut self.src, c) {
+            Ok(eof) => eof,
+            Err(e) => {
+                self.ended = true;
+                self.failure = Some((self.fail)(e));
+                return None;
+            }
+        };
+        self.ended = eof;
+        if !eof {
+            if let Some(i) = memchr::memrchr(b'\n', c.text()) {
+                self.carry.extend_from_slice(&c.bytes[i + 1..c.len]);
+                c.len = i + 1;
+            }
+        }
+        if c.len == 0 {
+            self.ended = true;
+            return None;
+        }
+        c.read = (self.consumed)(&self.src);
+        self.taken += 1;
+        Some(self.taken - 1)
+    }
+}
 /// Reads until the chunk holds CHUNK bytes more than it did, or the input
 /// ends; true at the end.
 fn fill(src: &mut impl Read, c: &mut Chunk) -> io::Result<bool> {
