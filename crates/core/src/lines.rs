@@ -37,13 +37,23 @@ pub fn physical(line: &[u8]) -> (&[u8], bool) {
 }
 
 /// Calls `f` with each line of a chunk that starts a line (up to its last
-/// newline) and records the newlines' offsets in `newlines`, for
+/// newline), and whether the line holds an escape byte (ANSI codes), and
+/// records the newlines' offsets in `newlines`, for
 /// [`LineSplitter::feed_known`]. Chunks are far below 4 GiB.
-pub fn newlines(chunk: &[u8], newlines: &mut Vec<u32>, mut f: impl FnMut(&[u8])) {
+pub fn newlines(chunk: &[u8], newlines: &mut Vec<u32>, mut f: impl FnMut(&[u8], bool)) {
     let mut start = 0;
-    for i in memchr::memchr_iter(b'\n', chunk) {
+    let mut escape = false;
+    // One pass finds both: escapes are rare, and a search per line costs more.
+    for i in memchr::memchr2_iter(b'\n', 0x1b, chunk) {
+        if chunk[i] == 0x1b {
+            escape = true;
+            continue;
+        }
         newlines.push(i as u32);
-        f(physical(&chunk[start..i]).0);
+        let (line, cut) = physical(&chunk[start..i]);
+        // An escape past the cut is not in the line as read.
+        f(line, escape && (!cut || memchr::memchr(0x1b, line).is_some()));
+        escape = false;
         start = i + 1;
     }
 }
@@ -199,12 +209,20 @@ mod tests {
 
     #[test]
     fn known_newlines_give_the_same_lines() {
-        let mut text = b"a\r\n\nbb\n".to_vec();
+        let mut text = b"a\r\n\nb\x1b[0mb\n".to_vec();
         text.extend(std::iter::repeat_n(b'x', MAX_LINE + 3));
+        // An escape past the cut: not in the line as read.
+        text.push(0x1b);
         text.extend_from_slice(b"\r\nlast\ntail without newline");
         let mut offsets = Vec::new();
         let mut seen = Vec::new();
-        newlines(&text, &mut offsets, |l| seen.push(l.to_vec()));
+        let mut escapes = 0;
+        newlines(&text, &mut offsets, |l, esc| {
+            assert_eq!(esc, l.contains(&0x1b));
+            escapes += esc as u32;
+            seen.push(l.to_vec())
+        });
+        assert_eq!(escapes, 1);
         let mut known = LineSplitter::default();
         let mut got = Vec::new();
         known.feed_known(&text, &offsets, &mut |l| got.push((l.no, l.bytes.to_vec())));

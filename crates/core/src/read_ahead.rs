@@ -84,17 +84,18 @@ impl ReadAhead {
             return;
         }
         p.engines.extend(self.parsers.iter().map(|p| p.engine()));
-        lines::newlines(chunk, &mut p.newlines, |l| {
-            let pre = self.line(l, &mut p.records);
+        lines::newlines(chunk, &mut p.newlines, |l, escape| {
+            // ANSI codes are stripped in order by the analyzer.
+            let pre = if escape {
+                Pre::Unread
+            } else {
+                self.line(l, &mut p.records)
+            };
             p.lines.push(pre);
         });
     }
 
     fn line(&mut self, line: &[u8], out: &mut Vec<Record>) -> Pre {
-        // ANSI codes are stripped in order by the analyzer.
-        if memchr::memchr(0x1b, line).is_some() {
-            return Pre::Unread;
-        }
         for p in self.parsers.iter_mut() {
             match p.read_ahead(line, out) {
                 Some(Ahead::Stats { full, damaged }) => {
