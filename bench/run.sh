@@ -11,7 +11,7 @@
 #   batchlens on the .gz vs gzip -dc alone; with --big the same at 4x the size
 #   (the RSS must not grow); with --wasm the core in V8 (node); with --browser the
 #   file dropped on the built page (dist/, `trunk build --release`) in headless Chromium.
-# batchlens reads on three threads (reader, two read-ahead lanes); the wall time is
+# batchlens reads on two workers (each reads a chunk ahead, then feeds it in turn); the wall time is
 # what the targets compare, the CPU time shows the work.
 set -euo pipefail
 
