@@ -52,7 +52,10 @@ pub fn newlines(chunk: &[u8], newlines: &mut Vec<u32>, mut f: impl FnMut(&[u8], 
         newlines.push(i as u32);
         let (line, cut) = physical(&chunk[start..i]);
         // An escape past the cut is not in the line as read.
-        f(line, escape && (!cut || memchr::memchr(0x1b, line).is_some()));
+        f(
+            line,
+            escape && (!cut || memchr::memchr(0x1b, line).is_some()),
+        );
         escape = false;
         start = i + 1;
     }
