@@ -244,6 +244,14 @@ test('text with no stats lines and binary data are explained', async () => {
   assert.match(await page.textContent('#formats'), /Decode batch/);
   assert.match(await page.textContent('#formats'), /Avg prompt throughput/);
 
+  // Another inference server's log: the server is named, with what its log holds.
+  const tgi = readFileSync(path.join(FIX, 'other', 'tgi_01_xpu-connected-chat-completions-success.log'), 'utf8');
+  await dropFile(page, 'tgi.log', tgi);
+  await waitForReport(page, 'tgi.log');
+  assert.equal(await page.textContent('#problem-title'), 'A TGI log');
+  assert.match(await page.textContent('#problem-text'), /This looks like a TGI log, not an SGLang or vLLM one\. TGI logs one line per finished request/);
+  assert.match(await page.textContent('#problem-examples'), /line 2 .*INFO text_generation_router::server: router/);
+
   const binary = await page.evaluateHandle(() => {
     const bytes = new Uint8Array(4096);
     for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7919) % 256;

@@ -181,6 +181,14 @@ function showProblem(r) {
     const what = r.input.binary_format ? `a ${r.input.binary_format.name}` : 'not a text log';
     text = `This is ${what} (${fmtBytes(r.input.bytes)} of binary data). Give a server log file, as plain text or gzip.`;
     $('problem-title').textContent = 'Not a text file';
+  } else if (r.input.other_server) {
+    const o = r.input.other_server;
+    text = `This looks like ${o.a_name} log, not an SGLang or vLLM one. ${o.note}. ` +
+      `No SGLang or vLLM scheduler stats lines were found in ${fmtCount(r.input.lines, 'line', 'lines')}.`;
+    $('problem-title').textContent = `${o.a_name[0].toUpperCase()}${o.a_name.slice(1)} log`;
+    $('problem-text').textContent = text;
+    renderLines($('problem-examples'), [{ line: o.first_line, text: o.text }]);
+    return;
   } else {
     text = `No scheduler stats lines were recognised in ${fmtCount(r.input.lines, 'line', 'lines')} ` +
       `(${fmtCount(r.input.other_lines, 'other known line', 'other known lines')}, ${fmtNum(r.input.unrecognized_lines)} unrecognised).`;

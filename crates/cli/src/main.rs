@@ -278,6 +278,19 @@ fn input_problem(r: &Report, files: &[PathBuf]) -> Option<String> {
             r.input.bytes
         ));
     }
+    if let Some(o) = &r.input.other_server {
+        return Some(format!(
+            "{what} looks like {} log, not an SGLang or vLLM one (line {}: {}). {}. \
+             batchlens reads SGLang 'Decode batch'/'Prefill batch' lines and vLLM 'Avg prompt throughput … Running: … reqs' lines; \
+             none were found in {} line{}.",
+            o.a_name,
+            o.first_line,
+            o.text,
+            o.note,
+            r.input.lines,
+            if r.input.lines == 1 { "" } else { "s" }
+        ));
+    }
     Some(format!(
         "no scheduler stats lines found in {what} ({} lines read: {} other known lines, {} unrecognized). \
          batchlens reads SGLang 'Decode batch'/'Prefill batch' lines and vLLM 'Avg prompt throughput … Running: … reqs' lines; \

@@ -171,6 +171,19 @@ fn a_log_of_another_program_is_an_input_error() {
 }
 
 #[test]
+fn another_inference_servers_log_is_named() {
+    let err = input_error(
+        &fixtures().join("other/tgi_01_xpu-connected-chat-completions-success.log"),
+        "looks like a TGI log, not an SGLang or vLLM one (line 2: ",
+    );
+    assert!(err.contains("no periodic queue or KV-cache line"), "{err}");
+    input_error(
+        &fixtures().join("other/ollama_02_gin-sequential-num-parallel-1.log"),
+        "looks like an Ollama log",
+    );
+}
+
+#[test]
 fn a_valid_log_exits_0() {
     let d = scratch("valid");
     let f = d.join("server.log");

@@ -70,6 +70,7 @@ pub struct Analyzer {
     ahead_recs: Vec<Record>,
     stat_kinds: Tally,
     other_kinds: Tally,
+    other_servers: crate::other_servers::OtherServers,
 }
 
 /// A line as read ahead: its reading, and where its records lie in `ahead_recs`.
@@ -122,6 +123,7 @@ impl Analyzer {
             ahead_recs: Vec::new(),
             stat_kinds: Tally::default(),
             other_kinds: Tally::default(),
+            other_servers: Default::default(),
         }
     }
 
@@ -234,7 +236,10 @@ impl Analyzer {
                 client: false,
             } = pre
             {
-                if self.held.is_none() && !self.client_lines.in_block() {
+                if self.held.is_none()
+                    && !self.client_lines.in_block()
+                    && !self.other_servers.sampling()
+                {
                     // A labelled line nothing else reads (most are access lines).
                     self.held_joins = 0;
                     self.count_other(label);
@@ -338,24 +343,27 @@ impl Analyzer {
                 self.client_lines.line(no, line);
                 self.count_other(label)
             }
-            Outcome::NotMine => match self
-                .client_lines
-                .line(no, line)
-                .or_else(|| unclaimed_label.unwrap_or_else(|| common::classify(line)))
-            {
-                Some(label) => self.count_other(label),
-                None => {
-                    self.input.unrecognized_lines += 1;
-                    if self.input.unrecognized_examples.len() < MAX_EXAMPLES
-                        && common::looks_like_stats(line)
-                    {
-                        self.input.unrecognized_examples.push(LineExample {
-                            line: no,
-                            text: excerpt(line, EXAMPLE_CHARS),
-                        });
+            Outcome::NotMine => {
+                self.other_servers.line(no, line);
+                match self
+                    .client_lines
+                    .line(no, line)
+                    .or_else(|| unclaimed_label.unwrap_or_else(|| common::classify(line)))
+                {
+                    Some(label) => self.count_other(label),
+                    None => {
+                        self.input.unrecognized_lines += 1;
+                        if self.input.unrecognized_examples.len() < MAX_EXAMPLES
+                            && common::looks_like_stats(line)
+                        {
+                            self.input.unrecognized_examples.push(LineExample {
+                                line: no,
+                                text: excerpt(line, EXAMPLE_CHARS),
+                            });
+                        }
                     }
                 }
-            },
+            }
         }
         let recs = std::mem::take(&mut self.recs);
         self.add_records(&recs);
@@ -458,6 +466,7 @@ impl Analyzer {
         input.clock_regressions = self.timeline.clock_regressions;
         input.encoding = self.encoding.map(str::to_string);
         input.looks_binary = self.sniffed > 0 && self.odd_bytes * 100 > self.sniffed;
+        input.other_server = std::mem::take(&mut self.other_servers).finish();
         if input.looks_binary {
             input.binary_format = crate::file_format::detect(&self.head);
         }

@@ -23,6 +23,7 @@ pub mod fields;
 pub mod file_format;
 pub mod lines;
 pub mod model;
+pub mod other_servers;
 pub mod read_ahead;
 pub mod reconcile;
 pub mod render;

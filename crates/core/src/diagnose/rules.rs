@@ -376,6 +376,53 @@ fn confidence(c: &Ctx, v: f64) -> f64 {
     dec(v.clamp(0.0, 0.99), 2)
 }
 
+/// The other inference server whose log this is, when one was recognised.
+fn other_server_evidence(c: &Ctx) -> Option<Evidence> {
+    let o = c.r.input.other_server.as_ref()?;
+    Some(ev(
+        format!(
+            "This looks like {} log ({} with its phrases, the first at line {}): {}",
+            o.a_name,
+            count(o.lines as f64, "line", "lines"),
+            o.first_line,
+            o.note
+        ),
+        vec![o.first_line],
+    ))
+}
+
+/// What was read instead of stats lines, and where stats lines come from.
+fn no_stats_evidence(c: &Ctx) -> Evidence {
+    let hint = if c.r.input.other_server.is_some() {
+        "batchlens reads SGLang `Decode batch` lines and vLLM `Avg prompt throughput … Running: … reqs` lines"
+    } else if c.r.engine == "vllm" {
+        "vLLM prints `Avg prompt throughput … Running: … reqs` lines every 5–10 s while serving (not with --disable-log-stats or several API servers) — make sure the log covers a period with load and INFO-level logging"
+    } else {
+        "SGLang prints `Decode batch` lines and vLLM `Avg prompt throughput … Running: … reqs` lines while serving — make sure the log covers a period with load and INFO-level logging"
+    };
+    ev(
+        format!(
+            "{} (startup, access log, …) and {}; {hint}",
+            count(
+                c.r.input.other_lines as f64,
+                "known non-stats line",
+                "known non-stats lines"
+            ),
+            count(
+                c.r.input.unrecognized_lines as f64,
+                "unrecognised line",
+                "unrecognised lines"
+            ),
+        ),
+        c.r.input
+            .unrecognized_examples
+            .iter()
+            .map(|e| e.line)
+            .take(3)
+            .collect(),
+    )
+}
+
 pub fn findings(c: &Ctx) -> Vec<Finding> {
     let mut out = Vec::new();
     let retractions = c.r.summary.retractions;
@@ -386,23 +433,21 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
             out.push(Finding {
                 kind: Kind::InsufficientData,
                 confidence: 0.9,
-                headline: format!(
-                    "No scheduler stats lines in {} read: nothing to judge throughput by",
-                    count(c.r.input.lines as f64, "line", "lines")
-                ),
-                evidence: vec![ev(
-                    format!(
-                        "{} known non-stats lines (startup, access log, …) and {} unrecognised lines; {} — make sure the log covers a period with load and INFO-level logging",
-                        num(c.r.input.other_lines as f64),
-                        num(c.r.input.unrecognized_lines as f64),
-                        if c.r.engine == "vllm" {
-                            "vLLM prints `Avg prompt throughput … Running: … reqs` lines every 5–10 s while serving (not with --disable-log-stats or several API servers)"
-                        } else {
-                            "SGLang prints `Decode batch` lines and vLLM `Avg prompt throughput … Running: … reqs` lines while serving"
-                        }
+                headline: match &c.r.input.other_server {
+                    Some(o) => format!(
+                        "This looks like {} log: no SGLang or vLLM scheduler stats lines in {} read",
+                        o.a_name,
+                        count(c.r.input.lines as f64, "line", "lines")
                     ),
-                    c.r.input.unrecognized_examples.iter().map(|e| e.line).take(3).collect(),
-                )],
+                    None => format!(
+                        "No scheduler stats lines in {} read: nothing to judge throughput by",
+                        count(c.r.input.lines as f64, "line", "lines")
+                    ),
+                },
+                evidence: other_server_evidence(c)
+                    .into_iter()
+                    .chain([no_stats_evidence(c)])
+                    .collect(),
                 actions: Vec::new(),
             });
         }

@@ -1,0 +1,212 @@
+//! Logs of inference servers batchlens does not read (yet): told apart by
+//! phrases only they print, so a user who brings one hears which server wrote
+//! it and why its log cannot show what limits throughput, instead of only
+//! "no stats lines".
+
+use memchr::memmem::Finder;
+use serde::Serialize;
+
+use crate::fields::excerpt;
+
+/// Lines no engine parser claims that are looked at: a server's phrases show in
+/// its first lines (most of these servers print them on every line), and the
+/// search then costs nothing on a long log.
+const SAMPLE_LINES: u32 = 5_000;
+const EXAMPLE_CHARS: usize = 120;
+
+/// A server other than SGLang and vLLM whose lines the log holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OtherServer {
+    /// `LMDeploy`, `TensorRT-LLM`, `TGI`, `TEI`, `llama.cpp`, `Ollama`, `llama-box`, `vllm.rs`.
+    pub name: String,
+    /// The name after its article (`an Ollama`, `a TGI`), for sentences.
+    pub a_name: String,
+    /// Lines with its phrases among the unclaimed lines looked at.
+    pub lines: u64,
+    /// The first such line, and its text.
+    pub first_line: u64,
+    pub text: String,
+    /// What the server logs, and so what its log can show.
+    pub note: String,
+}
+
+/// (server, phrases only it prints, what its log holds), in precedence order:
+/// a server that embeds another (Ollama and llama-box run llama.cpp) comes first.
+const SERVERS: &[(&str, &[&str], &str)] = &[
+    (
+        "Ollama",
+        &["[GIN] ", "ollama  | ", "ollama["],
+        "Ollama logs one access line per request and no periodic batch or KV-cache line, so the log cannot show what limits throughput; raise OLLAMA_NUM_PARALLEL to serve requests side by side",
+    ),
+    (
+        "llama-box",
+        &["llama-box", "reconcile: rid "],
+        "llama-box logs per-request events, not periodic batch stats",
+    ),
+    (
+        "llama.cpp",
+        &[
+            "print_timing",
+            "slot launch_slot_",
+            "slot update_slots",
+            "slot      release",
+            "srv  update_slots",
+            "all slots are idle",
+            "llama_new_context_with_model",
+            "prompt eval time =",
+        ],
+        "llama.cpp's server logs timings per request and slot, not periodic batch stats; the number of slots (--parallel) caps how many requests run at once",
+    ),
+    (
+        "LMDeploy",
+        &[
+            "Avg thr (in/out):",
+            "Engine (running/waiting):",
+            " - lmdeploy - ",
+            // The metrics line of LMDeploy 0.9–0.12, a look-alike of vLLM's.
+            "Unfinished: ",
+        ],
+        "LMDeploy prints its own metrics line (`Avg thr (in/out) … Engine (running/waiting) … KV cache`), which batchlens does not read yet",
+    ),
+    (
+        "TensorRT-LLM",
+        &[
+            "[TRT-LLM]",
+            "[TensorRT-LLM]",
+            "libtensorrtllm",
+            "\"Active Request Count\"",
+            "inflightBatchingStats",
+            "iterLatencyMS",
+        ],
+        "TensorRT-LLM reports per-iteration stats (the iteration log or JSON stats), which batchlens does not read yet",
+    ),
+    (
+        "TEI",
+        &["text_embeddings_router", "text_embeddings_core", "text_embeddings_backend"],
+        "TEI is an embeddings server: it logs per-request times, not batch stats",
+    ),
+    (
+        "TGI",
+        &[
+            "text_generation_router",
+            "text_generation_launcher",
+            "text_generation_server",
+        ],
+        "TGI logs one line per finished request (queue and inference times) and no periodic queue or KV-cache line, so in-flight and queued load cannot be read from it",
+    ),
+    (
+        "vllm.rs",
+        &["vllm_rs::"],
+        "vllm.rs is a Rust server of its own, not vLLM; batchlens does not read its log format",
+    ),
+];
+
+/// Counts, over the first lines no engine parser claims, the lines that hold
+/// each server's phrases.
+pub(crate) struct OtherServers {
+    finders: Vec<(usize, Finder<'static>)>,
+    seen: u32,
+    /// Per server: lines, first line, its text.
+    found: Vec<(u64, u64, String)>,
+}
+
+impl Default for OtherServers {
+    fn default() -> Self {
+        OtherServers {
+            finders: SERVERS
+                .iter()
+                .enumerate()
+                .flat_map(|(i, (_, phrases, _))| phrases.iter().map(move |p| (i, Finder::new(p))))
+                .collect(),
+            seen: 0,
+            found: vec![(0, 0, String::new()); SERVERS.len()],
+        }
+    }
+}
+
+impl OtherServers {
+    /// Whether lines are still looked at.
+    #[inline]
+    pub fn sampling(&self) -> bool {
+        self.seen < SAMPLE_LINES
+    }
+
+    /// Looks at a line no engine parser claimed.
+    pub fn line(&mut self, no: u64, line: &[u8]) {
+        if !self.sampling() {
+            return;
+        }
+        self.seen += 1;
+        let mut last = usize::MAX;
+        for (server, f) in &self.finders {
+            if *server == last || f.find(line).is_none() {
+                continue;
+            }
+            // Counted once per line and server.
+            last = *server;
+            let (lines, first, text) = &mut self.found[*server];
+            if *lines == 0 {
+                *first = no;
+                *text = excerpt(line, EXAMPLE_CHARS);
+            }
+            *lines += 1;
+        }
+    }
+
+    /// The first server in precedence order whose phrases were seen: one that
+    /// embeds another is named for itself, however many embedded lines it printed.
+    pub fn finish(self) -> Option<OtherServer> {
+        let (i, (lines, first, text)) =
+            self.found.into_iter().enumerate().find(|(_, f)| f.0 > 0)?;
+        let (name, _, note) = SERVERS[i];
+        let article = match name {
+            "Ollama" | "LMDeploy" => "an",
+            _ => "a",
+        };
+        Some(OtherServer {
+            name: name.to_string(),
+            a_name: format!("{article} {name}"),
+            lines,
+            first_line: first,
+            text,
+            note: note.to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Option<OtherServer> {
+        let mut o = OtherServers::default();
+        for (i, l) in text.lines().enumerate() {
+            o.line(i as u64 + 1, l.as_bytes());
+        }
+        o.finish()
+    }
+
+    #[test]
+    fn a_server_that_embeds_llama_cpp_is_named_for_itself() {
+        let log = "{\"function\":\"print_timings\",\"msg\":\"prompt eval time\"}\n\
+                   [GIN] 2025/05/09 - 15:14:30 | 200 |  6.674368042s |  127.0.0.1 | POST \"/api/chat\"\n";
+        let o = read(log).unwrap();
+        assert_eq!((o.name.as_str(), o.lines, o.first_line), ("Ollama", 1, 2));
+        let o = read("slot print_timing: id  0 | task 0 |\n").unwrap();
+        assert_eq!(o.name, "llama.cpp");
+    }
+
+    #[test]
+    fn only_the_first_lines_are_looked_at() {
+        let mut o = OtherServers::default();
+        for i in 0..SAMPLE_LINES as u64 {
+            o.line(i + 1, b"[2026-02-24 10:55:40] INFO:     127.0.0.1:30819 - \"POST /generate HTTP/1.1\" 200 OK");
+        }
+        assert!(!o.sampling());
+        o.line(
+            99_999,
+            b"2024-12-10T21:49:50Z  INFO text_generation_router::server: Connected",
+        );
+        assert_eq!(o.finish(), None);
+    }
+}

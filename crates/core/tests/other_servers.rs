@@ -1,0 +1,98 @@
+//! Logs of other inference servers (real pastes in tests/fixtures/other) are
+//! named for the server that wrote them; SGLang and vLLM logs, and logs of
+//! other programs, are not taken for one.
+
+mod common;
+
+use std::path::Path;
+
+use batchlens_core::diagnose::Kind;
+
+/// The server a fixture's file name says wrote it.
+fn server_of(name: &str) -> &'static str {
+    let prefixes = [
+        ("llamabox_", "llama-box"),
+        ("llamacpp_", "llama.cpp"),
+        ("lmdeploy_", "LMDeploy"),
+        ("ollama_", "Ollama"),
+        ("other_01_vllm-rs", "vllm.rs"),
+        ("tei_", "TEI"),
+        ("tgi_", "TGI"),
+        ("trtllm_", "TensorRT-LLM"),
+    ];
+    prefixes
+        .iter()
+        .find(|(p, _)| name.starts_with(p))
+        .map(|(_, s)| *s)
+        .unwrap_or_else(|| panic!("{name}: which server wrote it?"))
+}
+
+#[test]
+fn every_other_servers_log_is_named_for_its_server() {
+    let logs = common::fixtures_in("other");
+    assert!(logs.len() >= 15, "{} logs", logs.len());
+    for (name, bytes) in logs {
+        let r = common::analyze(&bytes);
+        assert_eq!(r.input.stat_lines, 0, "{name}");
+        let o = r
+            .input
+            .other_server
+            .as_ref()
+            .unwrap_or_else(|| panic!("{name}: no server named"));
+        assert_eq!(o.name, server_of(&name), "{name}");
+        assert!(o.lines >= 1 && o.first_line >= 1, "{name}: {o:?}");
+        assert!(
+            !o.text.is_empty() && o.note.contains(&o.name),
+            "{name}: {o:?}"
+        );
+        // The verdict says so, and points at the line.
+        let d = r.diagnosis.as_ref().unwrap();
+        assert_eq!(d.primary.kind, Kind::InsufficientData);
+        assert!(
+            d.primary.headline.contains(&format!("{} log", o.a_name)),
+            "{name}: {}",
+            d.primary.headline
+        );
+        assert_eq!(d.primary.evidence[0].lines, vec![o.first_line], "{name}");
+    }
+}
+
+#[test]
+fn sglang_vllm_and_other_programs_logs_name_no_other_server() {
+    let mut logs = Vec::new();
+    for folder in ["sglang", "vllm", "hostile"] {
+        logs.extend(common::fixtures_in(folder));
+    }
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    for e in std::fs::read_dir(examples).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "log") {
+            logs.push((p.display().to_string(), std::fs::read(&p).unwrap()));
+        }
+    }
+    assert!(logs.len() > 60);
+    for (name, bytes) in logs {
+        let r = common::analyze(&bytes);
+        assert_eq!(r.input.other_server, None, "{name}");
+    }
+}
+
+#[test]
+fn a_server_log_joined_after_a_long_sglang_log_is_still_named() {
+    // Only the first lines no engine parser claims are looked at: an SGLang
+    // log's access lines come first, a TGI log after them. Both are reported:
+    // the SGLang run is judged, and the TGI lines are named.
+    let mut log = Vec::new();
+    let kv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sglang-kv-bound.log");
+    log.extend(std::fs::read(kv).unwrap());
+    log.extend(common::fixture(
+        "other/tgi_01_xpu-connected-chat-completions-success.log",
+    ));
+    let r = common::analyze(&log);
+    assert!(r.input.stat_lines > 100);
+    assert_eq!(
+        r.input.other_server.as_ref().map(|o| o.name.as_str()),
+        Some("TGI")
+    );
+    assert_ne!(r.diagnosis.unwrap().primary.kind, Kind::InsufficientData);
+}
