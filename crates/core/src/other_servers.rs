@@ -36,7 +36,7 @@ const SERVERS: &[(&str, &[&str], &str)] = &[
     (
         "Ollama",
         &["[GIN] ", "ollama  | ", "ollama["],
-        "Ollama logs one access line per request and no periodic batch or KV-cache line, so the log cannot show what limits throughput; raise OLLAMA_NUM_PARALLEL to serve requests side by side",
+        "Ollama logs one access line per request and no periodic batch or KV-cache line, so the log cannot show what limits throughput; OLLAMA_NUM_PARALLEL sets how many requests it serves side by side",
     ),
     (
         "llama-box",
