@@ -1,7 +1,8 @@
 //! Any bytes, fed in two chunks split where the first byte says: the analyzer
 //! must not panic, must account for every line, and must give the same report
-//! as when fed in one piece, and the same when the chunks (cut after a newline,
-//! as the CLI cuts them) are read ahead first (`ReadAhead` + `feed_prepared`).
+//! as when fed in one piece, as when every line is read on its own (`feed`
+//! reads ahead itself), and the same when the chunks (cut after a newline, as
+//! the CLI cuts them) are read ahead first (`ReadAhead` + `feed_prepared`).
 #![no_main]
 
 use batchlens_core::{analyze, Analyzer, Options, ReadAhead};
@@ -31,6 +32,14 @@ fuzz_target!(|data: &[u8]| {
         format!("{whole:?}"),
         format!("{split:?}"),
         "chunking changed the report"
+    );
+    let mut a = Analyzer::new(Options::default()).line_by_line();
+    a.feed(rest);
+    let reference = a.finish();
+    assert_eq!(
+        format!("{reference:?}"),
+        format!("{whole:?}"),
+        "reading ahead inside feed changed the report"
     );
 
     let at_line = memchr::memrchr(b'\n', &rest[..cut]).map_or(0, |i| i + 1);

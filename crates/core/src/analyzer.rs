@@ -7,7 +7,7 @@ use crate::engines::{common, parser_for, Engine, LineParser, Outcome};
 use crate::fields::excerpt;
 use crate::lines::{physical, strip_ansi, Line, LineSplitter, MAX_LINE};
 use crate::model::{Record, SampleKind};
-use crate::read_ahead::{Pre, Prepared};
+use crate::read_ahead::{Pre, Prepared, ReadAhead};
 use crate::report::{InputStats, LineExample, Report, SCHEMA_VERSION};
 use crate::timeline::Timeline;
 
@@ -17,6 +17,9 @@ const MAX_EXAMPLES: usize = 5;
 /// tails linear instead of re-reading the growing join each time.
 const MAX_WRAPPED_JOINS: u32 = 16;
 const EXAMPLE_CHARS: usize = 120;
+/// Whole lines read ahead at a time inside [`Analyzer::feed`]: the records of
+/// one piece are held at once.
+const AHEAD_PIECE: usize = 512 * 1024;
 /// Bytes inspected to decide whether the input is text.
 const SNIFF_BYTES: usize = 64 * 1024;
 
@@ -71,6 +74,8 @@ pub struct Analyzer {
     stat_kinds: Tally,
     other_kinds: Tally,
     other_servers: crate::other_servers::OtherServers,
+    /// Reads whole lines ahead inside `feed` (`None`: line by line).
+    own_ahead: Option<(ReadAhead, Prepared)>,
 }
 
 /// A line as read ahead: its reading, and where its records lie in `ahead_recs`.
@@ -98,6 +103,7 @@ impl Analyzer {
     pub fn new(opts: Options) -> Self {
         let timeline = Timeline::judging(opts.run);
         let parsers = engines_tried(&opts).into_iter().map(parser_for).collect();
+        let own_ahead = Some((ReadAhead::new(&opts), Prepared::default()));
         Analyzer {
             opts,
             splitter: LineSplitter::default(),
@@ -124,6 +130,7 @@ impl Analyzer {
             stat_kinds: Tally::default(),
             other_kinds: Tally::default(),
             other_servers: Default::default(),
+            own_ahead,
         }
     }
 
@@ -178,9 +185,53 @@ impl Analyzer {
 
     fn read_text(&mut self, text: &[u8]) {
         self.sniff(text);
+        let Some((mut ahead, mut prepared)) = self.own_ahead.take() else {
+            return self.split_lines(text);
+        };
+        let mut rest = text;
+        if !self.splitter.at_line_start() {
+            // The line begun in the last chunk ends first.
+            let Some(i) = memchr::memchr(b'\n', rest) else {
+                self.split_lines(rest);
+                self.own_ahead = Some((ahead, prepared));
+                return;
+            };
+            self.split_lines(&rest[..=i]);
+            rest = &rest[i + 1..];
+        }
+        // Pieces of whole lines are read ahead (a bounded piece bounds the records held).
+        while !rest.is_empty() {
+            let window = &rest[..rest.len().min(AHEAD_PIECE)];
+            let end = match memchr::memrchr(b'\n', window) {
+                Some(i) => i + 1,
+                // A line longer than a piece: it and the lines up to the piece's end.
+                None => match memchr::memchr(b'\n', &rest[window.len()..]) {
+                    Some(i) => window.len() + i + 1,
+                    None => break,
+                },
+            };
+            let (piece, after) = rest.split_at(end);
+            ahead.read_into(piece, &mut prepared);
+            self.feed_lines_read_ahead(piece, &mut prepared);
+            rest = after;
+        }
+        // What follows the last newline waits for the next chunk.
+        self.split_lines(rest);
+        self.own_ahead = Some((ahead, prepared));
+    }
+
+    fn split_lines(&mut self, text: &[u8]) {
         let mut splitter = std::mem::take(&mut self.splitter);
         splitter.feed(text, &mut |l: Line<'_>| self.on_line(l.no, l.bytes));
         self.splitter = splitter;
+    }
+
+    /// Reads every line on its own, without reading ahead: the same report,
+    /// slower; the reference the reading ahead is tested against.
+    #[doc(hidden)]
+    pub fn line_by_line(mut self) -> Self {
+        self.own_ahead = None;
+        self
     }
 
     /// Feeds a chunk read ahead by a [`crate::ReadAhead`] (possibly on another
@@ -203,6 +254,12 @@ impl Analyzer {
         }
         self.input.bytes += chunk.len() as u64;
         self.sniff(chunk);
+        self.feed_lines_read_ahead(chunk, prepared);
+    }
+
+    /// The lines of `chunk`, which starts a line, as `prepared` read them.
+    fn feed_lines_read_ahead(&mut self, chunk: &[u8], prepared: &mut Prepared) {
+        debug_assert!(self.splitter.at_line_start() && prepared.len == chunk.len());
         // The records stay where they were read; each line gets its range.
         std::mem::swap(&mut self.ahead_recs, &mut prepared.records);
         let mut pres = prepared.lines.drain(..);

@@ -158,6 +158,8 @@ proptest! {
         let bytes = render(&pieces, &crlf, final_newline);
         let whole = analyze(&bytes);
         assert_accounted(&whole);
+        // Reading ahead inside `feed` gives what reading line by line gives.
+        prop_assert_eq!(&whole, &analyze_line_by_line(&bytes, Default::default()));
         let cut = interesting_cuts(&bytes, &random, pick);
         let split = analyze_split(&bytes, &cut);
         prop_assert_eq!(&whole, &split, "cuts {:?}", cut);
@@ -177,6 +179,7 @@ proptest! {
     ) {
         let whole = analyze(&bytes);
         assert_accounted(&whole);
+        prop_assert_eq!(&whole, &analyze_line_by_line(&bytes, Default::default()));
         let cut = interesting_cuts(&bytes, &random, 3);
         prop_assert_eq!(&whole, &analyze_split(&bytes, &cut));
     }

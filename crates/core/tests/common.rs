@@ -37,6 +37,13 @@ pub fn analyze(bytes: &[u8]) -> Report {
     batchlens_core::analyze(bytes, Options::default())
 }
 
+/// Every line read on its own, without reading ahead: the reference.
+pub fn analyze_line_by_line(bytes: &[u8], opts: Options) -> Report {
+    let mut a = Analyzer::new(opts).line_by_line();
+    a.feed(bytes);
+    a.finish()
+}
+
 /// Feeds `bytes` cut at the given positions.
 pub fn analyze_split(bytes: &[u8], cuts: &[usize]) -> Report {
     let mut a = Analyzer::new(Options::default());

@@ -1,6 +1,7 @@
-//! Reading ahead (`ReadAhead` + `Analyzer::feed_prepared`, what the CLI runs on
-//! a second thread) gives the report `feed` gives, byte for byte, on every
-//! fixture and example, however the input is cut.
+//! Reading ahead (`ReadAhead` + `Analyzer::feed_prepared`, what the CLI's
+//! workers run, and what `feed` does itself) gives the report reading every
+//! line on its own gives, byte for byte, on every fixture and example, however
+//! the input is cut.
 
 mod common;
 
@@ -60,8 +61,23 @@ fn reading_ahead_gives_the_same_report_on_every_fixture() {
             ..Options::default()
         };
         for (name, bytes) in inputs() {
-            let want = batchlens_core::analyze(&bytes, opts.clone());
+            let want = common::analyze_line_by_line(&bytes, opts.clone());
             lines_total += want.input.lines;
+            // `feed` reads ahead itself, in one piece or in chunks cut anywhere.
+            assert_eq!(
+                json(&batchlens_core::analyze(&bytes, opts.clone())),
+                json(&want),
+                "{name}, engine {engine:?}, fed whole"
+            );
+            let mut fed = Analyzer::new(opts.clone());
+            for c in bytes.chunks(1237) {
+                fed.feed(c);
+            }
+            assert_eq!(
+                json(&fed.finish()),
+                json(&want),
+                "{name}, engine {engine:?}, fed in chunks"
+            );
             for (chunk, at_newlines) in [(1 << 20, true), (4096, true), (777, false)] {
                 let (got, read) = prepared(&bytes, &opts, chunk, at_newlines);
                 assert_eq!(
@@ -221,5 +237,35 @@ fn client_lines_among_access_lines_are_read_when_read_ahead() {
             let (got, _) = prepared(&log, &opts, chunk, true);
             assert_eq!(json(&got), json(&want), "{engine:?}, chunks of {chunk}");
         }
+    }
+}
+
+#[test]
+fn a_long_log_with_a_line_longer_than_a_piece_reads_as_line_by_line() {
+    // `feed` reads ahead in pieces of whole lines: many pieces, a line longer
+    // than a piece, chunks ending inside it and inside a stats line.
+    let mut log = Vec::new();
+    let parts = inputs();
+    let mut rounds = 0;
+    while log.len() < 3 << 20 {
+        for (_, bytes) in &parts {
+            log.extend_from_slice(bytes);
+            log.push(b'\n');
+        }
+        if rounds == 0 {
+            log.extend(std::iter::repeat_n(b'x', 700 * 1024));
+            log.extend_from_slice(b" #running-req: 5\n");
+        }
+        rounds += 1;
+    }
+    let want = common::analyze_line_by_line(&log, Options::default());
+    assert!(want.input.overlong_lines >= 1 && want.input.stat_lines > 1000);
+    assert_eq!(json(&common::analyze(&log)), json(&want), "whole");
+    for chunk in [100_000, 524_289, 1 << 20] {
+        let mut a = Analyzer::new(Options::default());
+        for c in log.chunks(chunk) {
+            a.feed(c);
+        }
+        assert_eq!(json(&a.finish()), json(&want), "chunks of {chunk}");
     }
 }
