@@ -279,8 +279,7 @@ impl Analyzer {
                 recs = next_rec..end;
                 next_rec = end;
                 if self.held.is_none() {
-                    // What `on_line` would do, without touching the line's bytes
-                    // (they were read on another core: each is a cache miss).
+                    // What `on_line` would do, without reading the line's bytes again.
                     self.held_joins = 0;
                     self.stats_read_ahead(no, engine, full, damaged, recs, || {
                         physical(&chunk[span.clone()]).0

@@ -39,7 +39,7 @@ pub fn physical(line: &[u8]) -> (&[u8], bool) {
 /// Calls `f` with each line of a chunk that starts a line (up to its last
 /// newline), and whether the line holds an escape byte (ANSI codes), and
 /// records the newlines' offsets in `newlines`, for
-/// [`LineSplitter::feed_known`]. Chunks are far below 4 GiB.
+/// [`LineSplitter::feed_spans`]. Chunks are far below 4 GiB.
 pub fn newlines(chunk: &[u8], newlines: &mut Vec<u32>, mut f: impl FnMut(&[u8], bool)) {
     let mut start = 0;
     let mut escape = false;
@@ -91,19 +91,10 @@ impl LineSplitter {
     }
 
     /// Feeds a chunk that starts a line, with the offsets of its newlines
-    /// already found (by [`newlines`]): the same lines as [`LineSplitter::feed`].
-    pub fn feed_known(&mut self, chunk: &[u8], newlines: &[u32], f: &mut impl FnMut(Line<'_>)) {
-        self.feed_spans(chunk, newlines, &mut |no, span| {
-            f(Line {
-                no,
-                bytes: physical(&chunk[span]).0,
-            })
-        });
-    }
-
-    /// [`LineSplitter::feed_known`], giving each line as its number and the
-    /// span between its newlines (read it with [`physical`]): a caller that
-    /// already knows what a line holds need not touch its bytes.
+    /// already found (by [`newlines`]): the same lines as [`LineSplitter::feed`],
+    /// each given as its number and the span between its newlines (read it with
+    /// [`physical`]), so a caller that already knows what a line holds need not
+    /// touch its bytes.
     pub fn feed_spans(
         &mut self,
         chunk: &[u8],
@@ -228,7 +219,9 @@ mod tests {
         assert_eq!(escapes, 1);
         let mut known = LineSplitter::default();
         let mut got = Vec::new();
-        known.feed_known(&text, &offsets, &mut |l| got.push((l.no, l.bytes.to_vec())));
+        known.feed_spans(&text, &offsets, &mut |no, span| {
+            got.push((no, physical(&text[span]).0.to_vec()))
+        });
         known.finish(&mut |l| got.push((l.no, l.bytes.to_vec())));
         assert_eq!(got, split_all(&[&text]));
         assert_eq!(known.overlong_lines, 1);
