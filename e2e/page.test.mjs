@@ -252,6 +252,14 @@ test('text with no stats lines and binary data are explained', async () => {
   assert.match(await page.textContent('#problem-text'), /This looks like a TGI log, not an SGLang or vLLM one\. TGI logs one line per finished request/);
   assert.match(await page.textContent('#problem-examples'), /line 2 .*INFO text_generation_router::server: router/);
 
+  // A vLLM log that says it turned its stats off: the reason, and the line.
+  await dropFile(page, 'vllm.log', '(APIServer pid=1) INFO 05-19 10:13:00 [api_server.py:1885] vLLM API server version 0.10.2\n' +
+    '(APIServer pid=1) WARNING 05-19 10:13:01 [async_llm.py:139] AsyncLLM created with api_server_count more than 1; disabling stats logging to avoid incomplete stats.\n');
+  await waitForReport(page, 'vllm.log');
+  assert.equal(await page.textContent('#problem-title'), 'Stats lines turned off');
+  assert.match(await page.textContent('#problem-text'), /more than one API server \(--api-server-count above 1\)/);
+  assert.match(await page.textContent('#problem-examples'), /line 2 .*AsyncLLM created with api_server_count/);
+
   const binary = await page.evaluateHandle(() => {
     const bytes = new Uint8Array(4096);
     for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7919) % 256;

@@ -181,6 +181,13 @@ function showProblem(r) {
     const what = r.input.binary_format ? `a ${r.input.binary_format.name}` : 'not a text log';
     text = `This is ${what} (${fmtBytes(r.input.bytes)} of binary data). Give a server log file, as plain text or gzip.`;
     $('problem-title').textContent = 'Not a text file';
+  } else if (r.input.stats_disabled) {
+    const d = r.input.stats_disabled;
+    const why = (r.diagnosis && r.diagnosis.primary.evidence[0]) ? r.diagnosis.primary.evidence[0].statement : '';
+    $('problem-title').textContent = 'Stats lines turned off';
+    $('problem-text').textContent = `The server turned its stats lines off. ${why}`;
+    renderLines($('problem-examples'), [d]);
+    return;
   } else if (r.input.other_server) {
     const o = r.input.other_server;
     text = `This looks like ${o.a_name} log, not an SGLang or vLLM one. ${o.note}. ` +

@@ -278,6 +278,14 @@ fn input_problem(r: &Report, files: &[PathBuf]) -> Option<String> {
             r.input.bytes
         ));
     }
+    if let Some(d) = &r.input.stats_disabled {
+        return Some(format!(
+            "no scheduler stats lines in {what}: {} (line {}: {}).",
+            batchlens_core::diagnose::STATS_DISABLED_WHY,
+            d.line,
+            d.text
+        ));
+    }
     if let Some(o) = &r.input.other_server {
         return Some(format!(
             "{what} looks like {} log, not an SGLang or vLLM one (line {}: {}). {}. \

@@ -184,6 +184,21 @@ fn another_inference_servers_log_is_named() {
 }
 
 #[test]
+fn a_log_whose_stats_were_turned_off_says_why() {
+    let d = scratch("stats-off");
+    let f = d.join("vllm.log");
+    std::fs::write(
+        &f,
+        "(APIServer pid=1) WARNING 05-19 10:13:01 [async_llm.py:139] AsyncLLM created with api_server_count more than 1; disabling stats logging to avoid incomplete stats.\n",
+    )
+    .unwrap();
+    input_error(
+        &f,
+        "vLLM turned its stats lines off because it runs more than one API server",
+    );
+}
+
+#[test]
 fn a_valid_log_exits_0() {
     let d = scratch("valid");
     let f = d.join("server.log");

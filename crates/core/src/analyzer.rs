@@ -20,6 +20,8 @@ const EXAMPLE_CHARS: usize = 120;
 /// Whole lines read ahead at a time inside [`Analyzer::feed`]: the records of
 /// one piece are held at once.
 const AHEAD_PIECE: usize = 512 * 1024;
+/// The label of a line where the server says it prints no stats lines.
+const STATS_DISABLED: &str = "stats_disabled";
 /// Bytes inspected to decide whether the input is text.
 const SNIFF_BYTES: usize = 64 * 1024;
 
@@ -396,6 +398,12 @@ impl Analyzer {
                 self.count_stats(no, engine, full, damaged, || line);
             }
             Outcome::Other(label) => {
+                if label == STATS_DISABLED && self.input.stats_disabled.is_none() {
+                    self.input.stats_disabled = Some(LineExample {
+                        line: no,
+                        text: excerpt(line, EXAMPLE_CHARS),
+                    });
+                }
                 self.client_lines.line(no, line);
                 self.count_other(label)
             }

@@ -99,6 +99,10 @@ pub struct InputStats {
     pub binary_format: Option<crate::file_format::FileFormat>,
     /// Stats records per engine format: a file mixing engines shows both.
     pub stat_lines_by_engine: BTreeMap<String, u64>,
+    /// The first line where the server said it turned its stats lines off
+    /// (vLLM with more than one API server).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stats_disabled: Option<LineExample>,
     /// Another inference server whose lines the log holds (LMDeploy, TGI,
     /// llama.cpp, …), from the first lines no engine parser claims.
     #[serde(skip_serializing_if = "Option::is_none")]

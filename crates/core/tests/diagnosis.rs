@@ -175,6 +175,34 @@ fn an_empty_or_startup_only_log_is_insufficient_data() {
     assert_eq!(primary(&r), Kind::InsufficientData);
 }
 
+#[test]
+fn a_vllm_log_whose_stats_were_turned_off_says_why() {
+    let log = b"(APIServer pid=1) INFO 05-19 10:13:00 [api_server.py:1885] vLLM API server version 0.10.2\n\
+(APIServer pid=1) WARNING 05-19 10:13:01 [async_llm.py:139] AsyncLLM created with api_server_count more than 1; disabling stats logging to avoid incomplete stats.\n\
+(APIServer pid=1) INFO:     127.0.0.1:49374 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n";
+    let r = common::analyze(log);
+    assert_eq!(primary(&r), Kind::InsufficientData);
+    assert_eq!(r.input.stats_disabled.as_ref().map(|d| d.line), Some(2));
+    let d = r.diagnosis.unwrap();
+    assert!(
+        d.primary
+            .headline
+            .starts_with("The server turned its stats lines off"),
+        "{}",
+        d.primary.headline
+    );
+    let e = &d.primary.evidence[0];
+    assert_eq!(e.lines, vec![2]);
+    assert!(
+        e.statement.contains("--api-server-count above 1"),
+        "{}",
+        e.statement
+    );
+    // Not said of a log without that line.
+    let r = common::analyze(&log[..log.len() / 3]);
+    assert_eq!(r.input.stats_disabled, None);
+}
+
 /// Real logs whose situation is clear (tests/fixtures/SOURCES.md): the kind a serving expert picks.
 #[test]
 fn real_logs_get_the_kind_an_expert_would_pick() {

@@ -8,6 +8,7 @@
 
 mod actions;
 mod rules;
+pub use rules::STATS_DISABLED_WHY;
 pub mod window;
 
 use serde::Serialize;

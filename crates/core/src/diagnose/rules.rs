@@ -391,8 +391,17 @@ fn other_server_evidence(c: &Ctx) -> Option<Evidence> {
     ))
 }
 
+/// Why a vLLM log that says it turned its stats off holds none, and what to do.
+pub const STATS_DISABLED_WHY: &str = "vLLM turned its stats lines off because it runs more than one API server (--api-server-count above 1), so the log cannot show its queue or KV cache: read its Prometheus /metrics endpoint instead, or repeat the run with one API server to get its `Avg prompt throughput … Running: … reqs` lines";
+
 /// What was read instead of stats lines, and where stats lines come from.
 fn no_stats_evidence(c: &Ctx) -> Evidence {
+    if let Some(d) = &c.r.input.stats_disabled {
+        return ev(
+            format!("{STATS_DISABLED_WHY} (line {}: {})", d.line, d.text),
+            vec![d.line],
+        );
+    }
     let hint = if c.r.input.other_server.is_some() {
         "batchlens reads SGLang `Decode batch` lines and vLLM `Avg prompt throughput … Running: … reqs` lines"
     } else if c.r.engine == "vllm" {
@@ -434,6 +443,10 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
                 kind: Kind::InsufficientData,
                 confidence: 0.9,
                 headline: match &c.r.input.other_server {
+                    _ if c.r.input.stats_disabled.is_some() => format!(
+                        "The server turned its stats lines off: none in {} read",
+                        count(c.r.input.lines as f64, "line", "lines")
+                    ),
                     Some(o) => format!(
                         "This looks like {} log: no SGLang or vLLM scheduler stats lines in {} read",
                         o.a_name,
