@@ -33,6 +33,20 @@ pub fn fixtures_in(folder: &str) -> Vec<(String, Vec<u8>)> {
     v
 }
 
+/// Every `.log` in `examples/` (logs the simulator wrote), by path.
+pub fn example_logs() -> Vec<(String, Vec<u8>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut v: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .map(|p| (p.display().to_string(), std::fs::read(&p).unwrap()))
+        .collect();
+    v.sort();
+    v
+}
+
 pub fn analyze(bytes: &[u8]) -> Report {
     batchlens_core::analyze(bytes, Options::default())
 }

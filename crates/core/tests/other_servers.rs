@@ -63,13 +63,7 @@ fn sglang_vllm_and_other_programs_logs_name_no_other_server() {
     for folder in ["sglang", "vllm", "hostile"] {
         logs.extend(common::fixtures_in(folder));
     }
-    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
-    for e in std::fs::read_dir(examples).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "log") {
-            logs.push((p.display().to_string(), std::fs::read(&p).unwrap()));
-        }
-    }
+    logs.extend(common::example_logs());
     assert!(logs.len() > 60);
     for (name, bytes) in logs {
         let r = common::analyze(&bytes);

@@ -40,13 +40,7 @@ fn inputs() -> Vec<(String, Vec<u8>)> {
     for folder in ["sglang", "vllm", "other", "hostile"] {
         v.extend(common::fixtures_in(folder));
     }
-    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
-    for e in std::fs::read_dir(examples).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "log") {
-            v.push((p.display().to_string(), std::fs::read(&p).unwrap()));
-        }
-    }
+    v.extend(common::example_logs());
     assert!(v.len() > 60, "fixtures found: {}", v.len());
     v
 }
