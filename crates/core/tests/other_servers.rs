@@ -88,5 +88,10 @@ fn a_server_log_joined_after_a_long_sglang_log_is_still_named() {
         r.input.other_server.as_ref().map(|o| o.name.as_str()),
         Some("TGI")
     );
+    let text = batchlens_core::render::text(&r, false);
+    assert!(
+        text.contains("2 lines of a TGI server, the first at line"),
+        "{text}"
+    );
     assert_ne!(r.diagnosis.unwrap().primary.kind, Kind::InsufficientData);
 }

@@ -188,6 +188,14 @@ pub fn text(r: &Report, color: bool) -> String {
             super::count(i.glued_records as f64, "record", "records")
         ));
     }
+    if let Some(o) = &i.other_server {
+        notes.push(format!(
+            "{} of {} server, the first at line {}",
+            super::count(o.lines as f64, "line", "lines"),
+            o.a_name,
+            o.first_line
+        ));
+    }
     if !notes.is_empty() {
         let _ = writeln!(o, "  {}", st.dim(&format!("input: {}", notes.join("; "))));
     }
