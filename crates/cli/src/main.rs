@@ -10,6 +10,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use batchlens_core::render::count;
 use batchlens_core::{render, whatif, Analyzer, Engine, Options, Report};
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -244,6 +245,7 @@ fn input_problem(r: &Report, files: &[PathBuf]) -> Option<String> {
     }
     let what = match files {
         [] => "stdin".to_string(),
+        [one] if one.as_os_str() == "-" => "stdin".to_string(),
         [one] => format!("'{}'", one.display()),
         many => format!("{} files", many.len()),
     };
@@ -290,22 +292,21 @@ fn input_problem(r: &Report, files: &[PathBuf]) -> Option<String> {
         return Some(format!(
             "{what} looks like {} log, not an SGLang or vLLM one (line {}: {}). {}. \
              batchlens reads SGLang 'Decode batch'/'Prefill batch' lines and vLLM 'Avg prompt throughput … Running: … reqs' lines; \
-             none were found in {} line{}.",
+             none were found in {}.",
             o.a_name,
             o.first_line,
             o.text,
             o.note,
-            r.input.lines,
-            if r.input.lines == 1 { "" } else { "s" }
+            count(r.input.lines as f64, "line", "lines")
         ));
     }
     Some(format!(
-        "no scheduler stats lines found in {what} ({} lines read: {} other known lines, {} unrecognized). \
+        "no scheduler stats lines found in {what} ({} read: {}, {}). \
          batchlens reads SGLang 'Decode batch'/'Prefill batch' lines and vLLM 'Avg prompt throughput … Running: … reqs' lines; \
          make sure the server logged at INFO level{}",
-        r.input.lines,
-        r.input.other_lines,
-        r.input.unrecognized_lines,
+        count(r.input.lines as f64, "line", "lines"),
+        count(r.input.other_lines as f64, "other known line", "other known lines"),
+        count(r.input.unrecognized_lines as f64, "unrecognized line", "unrecognized lines"),
         match r.input.unrecognized_examples.first() {
             Some(e) => format!(". First line that looks like stats (line {}): {}", e.line, e.text),
             None => ".".to_string(),

@@ -184,6 +184,21 @@ fn another_inference_servers_log_is_named() {
 }
 
 #[test]
+fn stdin_without_stats_lines_is_named_stdin_and_counted_in_words() {
+    let out = bin()
+        .args(["diagnose", "--no-progress", "-"])
+        .write_stdin("hello\n")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no scheduler stats lines found in stdin (1 line read: 0 other known lines, 1 unrecognized line)"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_log_whose_stats_were_turned_off_says_why() {
     let d = scratch("stats-off");
     let f = d.join("vllm.log");
