@@ -283,7 +283,7 @@ fn input_problem(r: &Report, files: &[PathBuf]) -> Option<String> {
     if let Some(d) = &r.input.stats_disabled {
         return Some(format!(
             "no scheduler stats lines in {what}: {} (line {}: {}).",
-            batchlens_core::diagnose::STATS_DISABLED_WHY,
+            batchlens_core::diagnose::stats_disabled_why(d),
             d.line,
             d.text
         ));

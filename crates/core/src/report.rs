@@ -100,7 +100,7 @@ pub struct InputStats {
     /// Stats records per engine format: a file mixing engines shows both.
     pub stat_lines_by_engine: BTreeMap<String, u64>,
     /// The first line where the server said it turned its stats lines off
-    /// (vLLM with more than one API server).
+    /// (vLLM with more than one API server, or started with `--disable-log-stats`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stats_disabled: Option<LineExample>,
     /// Another inference server whose lines the log holds (LMDeploy, TGI,

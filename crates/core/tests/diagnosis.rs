@@ -201,6 +201,20 @@ fn a_vllm_log_whose_stats_were_turned_off_says_why() {
     // Not said of a log without that line.
     let r = common::analyze(&log[..log.len() / 3]);
     assert_eq!(r.input.stats_disabled, None);
+
+    // Started with --disable-log-stats: the arguments line says so (≥0.10 and ≤0.9).
+    for args in [
+        "(APIServer pid=1) INFO 05-25 06:50:29 [utils.py:233] non-default args: {'model_tag': 'Qwen/Qwen3-8B', 'max_num_seqs': 128, 'disable_log_stats': True}",
+        "INFO 01-01 00:00:00 api_server.py:1] args: Namespace(host=None, model='m', disable_log_stats=True, max_num_seqs=128)",
+    ] {
+        let r = common::analyze(format!("{args}\n").as_bytes());
+        assert_eq!(r.config.max_running_requests, Some(128), "{args}");
+        assert_eq!(r.input.stats_disabled.as_ref().map(|d| d.line), Some(1));
+        let e = &r.diagnosis.unwrap().primary.evidence[0];
+        assert!(e.statement.starts_with("vLLM was started with --disable-log-stats"), "{}", e.statement);
+    }
+    let r = common::analyze(b"(APIServer pid=1) INFO 05-25 06:50:29 [utils.py:233] non-default args: {'disable_log_stats': False}\n");
+    assert_eq!(r.input.stats_disabled, None);
 }
 
 /// Real logs whose situation is clear (tests/fixtures/SOURCES.md): the kind a serving expert picks.

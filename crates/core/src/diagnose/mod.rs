@@ -8,7 +8,7 @@
 
 mod actions;
 mod rules;
-pub use rules::STATS_DISABLED_WHY;
+pub use rules::stats_disabled_why;
 pub mod window;
 
 use serde::Serialize;

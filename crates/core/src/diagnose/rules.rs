@@ -5,7 +5,7 @@ use super::window::{steady, Window};
 use super::{Evidence, Facts, Finding, Kind};
 use crate::model::EventKind;
 use crate::render::{count, num, pct};
-use crate::report::Report;
+use crate::report::{LineExample, Report};
 use crate::round::{dec, sig};
 use crate::whatif::Model;
 
@@ -391,14 +391,20 @@ fn other_server_evidence(c: &Ctx) -> Option<Evidence> {
     ))
 }
 
-/// Why a vLLM log that says it turned its stats off holds none, and what to do.
-pub const STATS_DISABLED_WHY: &str = "vLLM turned its stats lines off because it runs more than one API server (--api-server-count above 1), so the log cannot show its queue or KV cache: read its Prometheus /metrics endpoint instead, or repeat the run with one API server to get its `Avg prompt throughput … Running: … reqs` lines";
+/// Why a vLLM log that says it turned its stats off (`line`) holds none, and what to do.
+pub fn stats_disabled_why(line: &LineExample) -> &'static str {
+    if line.text.contains("api_server_count") {
+        "vLLM turned its stats lines off because it runs more than one API server (--api-server-count above 1), so the log cannot show its queue or KV cache: read its Prometheus /metrics endpoint instead, or repeat the run with one API server to get its `Avg prompt throughput … Running: … reqs` lines"
+    } else {
+        "vLLM was started with --disable-log-stats, so it prints no `Avg prompt throughput … Running: … reqs` lines and the log cannot show its queue or KV cache: start it without that flag, or read its Prometheus /metrics endpoint"
+    }
+}
 
 /// What was read instead of stats lines, and where stats lines come from.
 fn no_stats_evidence(c: &Ctx) -> Evidence {
     if let Some(d) = &c.r.input.stats_disabled {
         return ev(
-            format!("{STATS_DISABLED_WHY} (line {}: {})", d.line, d.text),
+            format!("{} (line {}: {})", stats_disabled_why(d), d.line, d.text),
             vec![d.line],
         );
     }

@@ -38,6 +38,8 @@ pub struct VllmParser {
     uvicorn: memmem::Finder<'static>,
     /// A block size was stated (or defaulted) already.
     block_size_known: bool,
+    /// The arguments line being read turns the stats lines off (`--disable-log-stats`).
+    stats_off: bool,
 }
 
 impl Default for VllmParser {
@@ -51,6 +53,7 @@ impl Default for VllmParser {
             connector: memmem::Finder::new(b"block_manager::vllm::connector"),
             uvicorn: memmem::Finder::new(b"INFO:     "),
             block_size_known: false,
+            stats_off: false,
         }
     }
 }
@@ -577,6 +580,9 @@ impl VllmParser {
         if !items.is_empty() {
             out.push(Record::Config { line: no, items });
         }
+        if std::mem::take(&mut self.stats_off) {
+            return Some(Outcome::Other("stats_disabled"));
+        }
         Some(Outcome::Other("startup"))
     }
 
@@ -605,6 +611,7 @@ impl VllmParser {
             b"pipeline_parallel_size" => items.extend(u().map(ConfigItem::PipelineParallel)),
             b"max_model_len" | b"max_seq_len" => items.extend(u().map(ConfigItem::ContextLength)),
             b"swap_space" => items.extend(f().map(ConfigItem::SwapSpaceGb)),
+            b"disable_log_stats" => self.stats_off |= b() == Some(true),
             b"speculative_config" => {
                 // `{'method': 'mtp', …}` or `SpeculativeConfig(method='eagle', …)`.
                 let method = python_pairs(v)
