@@ -73,7 +73,8 @@ pub struct Analyzer {
     ahead: Option<Ahead>,
     /// The records of the chunk being fed (each line's `Ahead` says which are its own).
     ahead_recs: Vec<Record>,
-    stat_kinds: Tally,
+    /// Stats records by kind: decode, prefill, interval.
+    stat_kinds: [u64; 3],
     other_kinds: Tally,
     other_servers: crate::other_servers::OtherServers,
     /// Reads whole lines ahead inside `feed` (`None`: line by line).
@@ -129,7 +130,7 @@ impl Analyzer {
             client_kept: None,
             ahead: None,
             ahead_recs: Vec::new(),
-            stat_kinds: Tally::default(),
+            stat_kinds: [0; 3],
             other_kinds: Tally::default(),
             other_servers: Default::default(),
             own_ahead,
@@ -487,11 +488,11 @@ impl Analyzer {
         for r in recs {
             if let Record::Sample(s) = r {
                 let k = match s.kind {
-                    Some(SampleKind::Decode) => "decode",
-                    Some(SampleKind::Prefill) => "prefill",
-                    Some(SampleKind::Interval) | None => "interval",
+                    Some(SampleKind::Decode) => 0,
+                    Some(SampleKind::Prefill) => 1,
+                    Some(SampleKind::Interval) | None => 2,
                 };
-                self.stat_kinds.bump(k);
+                self.stat_kinds[k] += 1;
             }
             self.timeline.add(r);
         }
@@ -523,7 +524,14 @@ impl Analyzer {
             self.process(no, &held, true);
         }
         let mut input = self.input;
-        self.stat_kinds.into_map(&mut input.stat_lines_by_kind);
+        for (kind, n) in ["decode", "prefill", "interval"]
+            .into_iter()
+            .zip(self.stat_kinds)
+        {
+            if n > 0 {
+                input.stat_lines_by_kind.insert(kind.to_string(), n);
+            }
+        }
         self.other_kinds.into_map(&mut input.other_lines_by_kind);
         input.lines = splitter.lines();
         input.overlong_lines = splitter.overlong_lines;
