@@ -284,7 +284,12 @@ impl Timeline {
     }
 
     fn source_index(&mut self, name: &str) -> usize {
-        if let Some(i) = self.sources.iter().position(|s| s.name == name) {
+        // Word-wise: a library `memcmp` call costs more than these few bytes (once per stats line).
+        if let Some(i) = self
+            .sources
+            .iter()
+            .position(|s| crate::fields::same(s.name.as_bytes(), name.as_bytes()))
+        {
             return i;
         }
         if self.sources.len() >= MAX_SOURCES {
