@@ -234,6 +234,20 @@ test('log text with markup is shown as text: no dialog, no element injected', as
   await context.close();
 });
 
+test('a log that also holds another server\'s lines names that server beside the verdict', async () => {
+  const { page, rec, context } = await openPage();
+  const kv = readFileSync(path.join(ROOT, 'examples', 'sglang-kv-bound.log'), 'utf8');
+  const tgi = readFileSync(path.join(FIX, 'other', 'tgi_01_xpu-connected-chat-completions-success.log'), 'utf8');
+  await dropFile(page, 'mixed.log', kv + tgi);
+  await waitForReport(page, 'mixed.log');
+  assert.equal(await page.isVisible('#result'), true);
+  assert.equal(await page.isVisible('#unrecognized-box'), true);
+  assert.match(await page.textContent('#unrecognized-count'), /2 lines of a TGI server \(TGI logs one line per finished request/);
+  assert.match(await page.textContent('#unrecognized'), /\(TGI line\) .*text_generation_router::server/);
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
 test('text with no stats lines and binary data are explained', async () => {
   const { page, rec, context } = await openPage();
   await dropFile(page, 'notes.txt', 'hello\nDecode batch something odd\nworld\n');

@@ -137,14 +137,18 @@ function show(json, markdown, warning) {
   renderAlso(d);
   renderReconciliation(r.reconciliation);
   setupWhatIf(r);
+  const other = r.input.other_server;
   const odd = [
     ...r.input.damaged_examples.map((e) => ({ ...e, why: 'damaged stats line' })),
     ...r.input.unrecognized_examples.map((e) => ({ ...e, why: 'not recognised' })),
+    ...(other ? [{ line: other.first_line, text: other.text, why: `${other.name} line` }] : []),
   ].sort((a, b) => a.line - b.line);
   renderLines($('unrecognized'), odd);
   $('unrecognized-count').textContent =
     `${fmtCount(r.input.damaged_stat_lines, 'damaged stats line', 'damaged stats lines')} (their clean fields are used), ` +
-    `${fmtCount(r.input.unrecognized_lines, 'unrecognised line', 'unrecognised lines')}. Examples:`;
+    `${fmtCount(r.input.unrecognized_lines, 'unrecognised line', 'unrecognised lines')}` +
+    (other ? `, ${fmtCount(other.lines, 'line', 'lines')} of ${other.a_name} server (${other.note})` : '') +
+    '. Examples:';
   $('unrecognized-box').hidden = odd.length === 0;
 
   try {
