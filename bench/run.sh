@@ -87,11 +87,11 @@ measure() { # FILE
   size=$(stat -c %s "$f")
   cat "$f" >/dev/null # warm the page cache
   local t_bl t_wc t_grep t_py
-  t_bl=$(best 3 "$BL" diagnose --format json "$f")
+  t_bl=$(best 5 "$BL" diagnose --format json "$f")
   local lines_bl
   lines_bl=$(grep -m1 '"lines"' "$DIR/out" | tr -dc 0-9)
-  t_wc=$(best 3 wc -l "$f")
-  t_grep=$(best 3 grep -c 'Decode batch' "$f")
+  t_wc=$(best 5 wc -l "$f")
+  t_grep=$(best 5 grep -c 'Decode batch' "$f")
   local rss
   rss=$(rss_mib "$BL" diagnose --format json "$f")
   echo
