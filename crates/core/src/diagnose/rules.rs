@@ -400,6 +400,21 @@ pub fn stats_disabled_why(line: &LineExample) -> &'static str {
     }
 }
 
+/// The verdict on a log without stats lines: why, when the log says.
+fn no_stats_headline(c: &Ctx) -> String {
+    let lines = count(c.r.input.lines as f64, "line", "lines");
+    if c.r.input.stats_disabled.is_some() {
+        format!("The server turned its stats lines off: none in {lines} read")
+    } else if let Some(o) = &c.r.input.other_server {
+        format!(
+            "This looks like {} log: no SGLang or vLLM scheduler stats lines in {lines} read",
+            o.a_name
+        )
+    } else {
+        format!("No scheduler stats lines in {lines} read: nothing to judge throughput by")
+    }
+}
+
 /// What was read instead of stats lines, and where stats lines come from.
 fn no_stats_evidence(c: &Ctx) -> Evidence {
     if let Some(d) = &c.r.input.stats_disabled {
@@ -448,21 +463,7 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
             out.push(Finding {
                 kind: Kind::InsufficientData,
                 confidence: 0.9,
-                headline: match &c.r.input.other_server {
-                    _ if c.r.input.stats_disabled.is_some() => format!(
-                        "The server turned its stats lines off: none in {} read",
-                        count(c.r.input.lines as f64, "line", "lines")
-                    ),
-                    Some(o) => format!(
-                        "This looks like {} log: no SGLang or vLLM scheduler stats lines in {} read",
-                        o.a_name,
-                        count(c.r.input.lines as f64, "line", "lines")
-                    ),
-                    None => format!(
-                        "No scheduler stats lines in {} read: nothing to judge throughput by",
-                        count(c.r.input.lines as f64, "line", "lines")
-                    ),
-                },
+                headline: no_stats_headline(c),
                 evidence: other_server_evidence(c)
                     .into_iter()
                     .chain([no_stats_evidence(c)])
