@@ -556,6 +556,9 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
     } else if starved {
         // Nothing waits, but long prompts take most of the server's time: decode is starved.
         out.push(prefill(c, confidence(c, 0.7)));
+    } else if c.has_decode && c.stat_lines >= 20 && prompt_heavy(c) {
+        // Beside what binds, prefill is a large part of the work.
+        out.push(prefill(c, confidence(c, 0.6)));
     }
 
     let per_req = c.facts.per_request_tok_s;
@@ -638,9 +641,16 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
 
 /// Prompt tokens outnumber generated ones so far that prefill must take most of
 /// the time, even though a prompt token is much cheaper than a decode step.
+/// Prompt tokens so far beyond generated ones that prefill takes nearly all the time.
 fn prefill_time_dominates(c: &Ctx) -> bool {
-    let share = c.facts.prefill_token_share.unwrap_or(0.0);
-    share > 0.95 || (share > 0.9 && c.prefill_lines >= 5 * c.decode_lines)
+    c.facts.prefill_token_share.unwrap_or(0.0) > 0.95
+}
+
+/// Prompts dwarf outputs, though prefill need not take most of the time: prompt
+/// tokens go through several times faster than generated ones. (Line counts do
+/// not show time: SGLang logs every prefill batch but only every 40th decode step.)
+fn prompt_heavy(c: &Ctx) -> bool {
+    c.facts.prefill_token_share.unwrap_or(0.0) > 0.9 && c.prefill_lines >= 5 * c.decode_lines
 }
 
 fn finish(c: &Ctx, mut evidence: Vec<Evidence>) -> Vec<Evidence> {
