@@ -734,26 +734,40 @@ fn a_log_joined_after_one_that_ends_later_is_flagged_as_not_a_restart() {
     assert!(ev.contains("more likely another server's log"), "{ev}");
 }
 
+/// Two minutes of a closed-loop client against an SGLang pool of `kv` tokens,
+/// with uniform prompt and output lengths.
+fn prompts_and_outputs(
+    kv: u64,
+    concurrency: u32,
+    prompt: (u32, u32),
+    output: (u32, u32),
+) -> SimConfig {
+    SimConfig {
+        seed: 5,
+        kv_capacity_tokens: kv,
+        max_running_requests: 128,
+        concurrency,
+        duration_s: 120.0,
+        num_requests: 0,
+        prompt_len: batchlens_sim::LenDist::Uniform {
+            min: prompt.0,
+            max: prompt.1,
+        },
+        output_len: batchlens_sim::LenDist::Uniform {
+            min: output.0,
+            max: output.1,
+        },
+        max_new_tokens: 2 * output.1,
+        ..SimConfig::default()
+    }
+}
+
 #[test]
 fn short_outputs_with_a_full_pool_are_kv_bound_with_prefill_beside() {
     // Prompts ten times the outputs: many prefill lines (one per batch) against
     // a decode line every 40 steps, yet prefill takes well under half the time;
     // the full pool is what holds 200+ requests back. Prefill is named beside it.
-    let (r, truth) = run(&SimConfig {
-        seed: 5,
-        kv_capacity_tokens: 20_000,
-        max_running_requests: 128,
-        concurrency: 256,
-        duration_s: 120.0,
-        num_requests: 0,
-        prompt_len: batchlens_sim::LenDist::Uniform {
-            min: 250,
-            max: 1000,
-        },
-        output_len: batchlens_sim::LenDist::Uniform { min: 25, max: 100 },
-        max_new_tokens: 200,
-        ..SimConfig::default()
-    });
+    let (r, truth) = run(&prompts_and_outputs(20_000, 256, (250, 1000), (25, 100)));
     assert!(truth.prefill_s < 0.5 * truth.duration_s, "{truth:?}");
     assert!(truth.steady_kv_usage > 0.9 && truth.steady_mean_queued > 100.0);
     let d = r.diagnosis.as_ref().unwrap();
@@ -765,21 +779,7 @@ fn short_outputs_with_a_full_pool_are_kv_bound_with_prefill_beside() {
         d.findings.iter().map(|f| f.kind).collect::<Vec<_>>()
     );
     // Prompts a hundred times the outputs: prefill takes nearly all the time and leads.
-    let (r, truth) = run(&SimConfig {
-        seed: 5,
-        kv_capacity_tokens: 200_000,
-        max_running_requests: 128,
-        concurrency: 64,
-        duration_s: 120.0,
-        num_requests: 0,
-        prompt_len: batchlens_sim::LenDist::Uniform {
-            min: 4000,
-            max: 8000,
-        },
-        output_len: batchlens_sim::LenDist::Uniform { min: 10, max: 50 },
-        max_new_tokens: 100,
-        ..SimConfig::default()
-    });
+    let (r, truth) = run(&prompts_and_outputs(200_000, 64, (4000, 8000), (10, 50)));
     assert!(truth.prefill_s > 0.7 * truth.duration_s, "{truth:?}");
     assert_eq!(primary(&r), Kind::PrefillHeavy);
 }
