@@ -187,7 +187,8 @@ function showProblem(r) {
     $('problem-title').textContent = 'Not a text file';
   } else if (r.input.stats_disabled) {
     const d = r.input.stats_disabled;
-    const why = (r.diagnosis && r.diagnosis.primary.evidence[0]) ? r.diagnosis.primary.evidence[0].statement : '';
+    const said = r.diagnosis && r.diagnosis.primary.evidence.find((e) => e.lines.includes(d.line));
+    const why = said ? said.statement : '';
     $('problem-title').textContent = 'Stats lines turned off';
     $('problem-text').textContent = `The server turned its stats lines off. ${why}`;
     renderLines($('problem-examples'), [d]);
