@@ -1,6 +1,6 @@
 //! What to change: exact flags for the engine at hand, with the expected effect.
 
-use super::rules::Ctx;
+use super::context::Ctx;
 use super::Action;
 use crate::render::num;
 use crate::whatif::{Change, Prediction};

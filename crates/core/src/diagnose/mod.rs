@@ -7,8 +7,11 @@
 //! itself is saturated. Retractions/preemptions are a finding of their own.
 
 mod actions;
+mod context;
+mod evidence;
+mod kinds;
 mod rules;
-pub use rules::stats_disabled_why;
+pub use evidence::stats_disabled_why;
 pub mod window;
 
 use serde::Serialize;
@@ -108,7 +111,7 @@ pub struct Facts {
 
 /// Diagnoses a report. Always gives a verdict; `insufficient_data` when the log cannot be judged.
 pub fn diagnose(report: &crate::report::Report) -> Option<Diagnosis> {
-    let ctx = rules::Ctx::new(report);
+    let ctx = context::Ctx::new(report);
     let mut findings = rules::findings(&ctx);
     findings.sort_by(|a, b| {
         b.confidence

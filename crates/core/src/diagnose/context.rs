@@ -1,0 +1,200 @@
+//! What the rules look at, computed once from the report: the judged window,
+//! the derived facts, the running-request cap.
+
+use super::window::{steady, Window};
+use super::Facts;
+use crate::report::Report;
+use crate::round::{dec, sig};
+use crate::whatif::Model;
+
+/// Everything the rules look at, computed once.
+pub struct Ctx<'a> {
+    pub r: &'a Report,
+    pub w: Window,
+    pub facts: Facts,
+    pub sglang: bool,
+    pub stat_lines: u64,
+    pub has_decode: bool,
+    pub prefill_lines: u64,
+    pub decode_lines: u64,
+    /// The running-request cap, configured or seen as a hard plateau.
+    pub cap: Option<f64>,
+    pub cap_inferred: bool,
+    pub model: Option<Model>,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(r: &'a Report) -> Ctx<'a> {
+        let w = steady(r);
+        let k = &r.input.stat_lines_by_kind;
+        let (stat_lines, decode_lines, prefill_lines) = match r.runs.iter().find(|x| x.analyzed) {
+            // Of several server runs, the judged one's lines.
+            Some(run) => (run.stat_lines, run.decode_lines, run.prefill_lines),
+            None => (
+                r.input.stat_lines + r.input.damaged_stat_lines,
+                k.get("decode").copied().unwrap_or(0) + k.get("interval").copied().unwrap_or(0),
+                k.get("prefill").copied().unwrap_or(0),
+            ),
+        };
+        let has_decode = r.summary.gen_throughput_tok_s.is_some();
+        let sglang = r.engine == "sglang";
+        let run = w.running.unwrap_or(0.0);
+        let capacity = r.config.kv_capacity_tokens.map(|v| v as f64);
+        let kv_per_request = match (w.kv_usage, capacity) {
+            (Some(u), Some(c)) if run > 0.0 && u > 0.0 => Some(u * c / run),
+            _ if run > 0.0 => r
+                .summary
+                .kv_tokens
+                .map(|d| d.mean / run)
+                .filter(|v| *v > 0.0),
+            _ => None,
+        };
+        let (cap, cap_inferred) = running_cap(r, &w);
+        let busy_min = (r.busy_seconds / 60.0).max(1.0 / 60.0);
+        let input = w
+            .input_tok_s
+            .or(r.summary.input_throughput_tok_s.map(|d| d.mean));
+        let facts = Facts {
+            steady_start_s: Some(dec(w.start_s, 1)),
+            steady_end_s: Some(dec(w.end_s, 1)),
+            server_gen_tok_s: w.gen_tok_s.map(sig),
+            running_requests: w.running.map(sig),
+            queued_requests: w.queued.map(sig),
+            kv_usage: w.kv_usage.map(|v| dec(v, 4)),
+            per_request_tok_s: w
+                .gen_tok_s
+                .zip(w.running)
+                .filter(|(_, n)| *n > 0.0)
+                .map(|(g, n)| sig(g / n)),
+            kv_tokens_per_request: kv_per_request.map(sig),
+            pool_holds_requests: capacity.zip(kv_per_request).map(|(c, k)| sig(c / k)),
+            prefill_time_share: None,
+            idle_fraction: (r.span_seconds > 0.0).then(|| dec(r.idle_seconds / r.span_seconds, 4)),
+            // A rate needs time to spread over: none without busy time, and at least a minute.
+            retractions_per_minute: (r.summary.retractions > 0 && r.busy_seconds > 0.0)
+                .then(|| sig(r.summary.retractions as f64 / busy_min.max(1.0))),
+            // SGLang prints a prefill line per batch, its rate over the gap since the
+            // last one: averaged over the lines it says how fast prefill runs, not
+            // how much of the work it is. The token counts say that, given enough
+            // decode lines to sum generated tokens over. vLLM's interval lines give
+            // both rates over the same interval.
+            prefill_token_share: prefill_volume_share(r, sglang, decode_lines).or_else(|| {
+                input
+                    .zip(w.gen_tok_s)
+                    .filter(|(i, g)| i + g > 0.0)
+                    .map(|(i, g)| dec(i / (i + g), 4))
+            }),
+            warmup_s: Some(dec(w.warmup_s, 1)),
+            drain_s: Some(dec(w.drain_s, 1)),
+            running_cap: cap,
+        };
+        Ctx {
+            r,
+            facts,
+            sglang,
+            stat_lines,
+            has_decode,
+            prefill_lines,
+            decode_lines,
+            cap,
+            cap_inferred,
+            model: Model::fit(r),
+            w,
+        }
+    }
+
+    pub fn run(&self) -> f64 {
+        self.w.running.unwrap_or(0.0)
+    }
+    pub fn queued(&self) -> f64 {
+        self.w.queued.unwrap_or(0.0)
+    }
+    pub fn kv(&self) -> Option<f64> {
+        self.w.kv_usage
+    }
+    /// Requests wait for a good part of the judged window.
+    pub fn waiting(&self) -> bool {
+        let q = self.queued();
+        q >= 1.0_f64.max(0.15 * self.run()) && self.w.queue_share.unwrap_or(0.0) >= 0.3
+    }
+    /// KV usage above which a queue means the pool stops admission. SGLang
+    /// reserves room for running requests' future tokens, so its pool is full
+    /// well before `token usage` reaches 1.
+    pub fn kv_bound_threshold(&self) -> f64 {
+        if self.sglang {
+            // The reservation is for future output tokens: large when outputs are long
+            // (the threshold drops to 0.5), small when prompts dwarf outputs (0.85).
+            let share = self.facts.prefill_token_share.unwrap_or(0.0);
+            0.5 + 0.35 * ((share - 0.5) / 0.45).clamp(0.0, 1.0)
+        } else {
+            0.75
+        }
+    }
+    /// The pool is all but full (usage as printed, reservations aside).
+    pub fn kv_tight(&self) -> bool {
+        self.kv().is_some_and(|u| u >= 0.85)
+    }
+    pub fn at_cap(&self) -> bool {
+        match (self.cap, self.w.running_max) {
+            (Some(c), Some(m)) => m >= 0.95 * c && self.w.running_p50.unwrap_or(0.0) >= 0.85 * c,
+            _ => false,
+        }
+    }
+    pub fn line(&self) -> Vec<u64> {
+        self.w.line.into_iter().collect()
+    }
+}
+
+/// The configured cap when the run reaches it, else a hard plateau at a round number.
+pub(super) fn running_cap(r: &Report, w: &Window) -> (Option<f64>, bool) {
+    if let Some(c) = r.config.max_running_requests {
+        // The cap is per scheduler: each SGLang DP rank and each vLLM engine has its
+        // own, while the running count is summed over them.
+        let ranks = r
+            .sources
+            .iter()
+            .filter(|s| !s.source.is_empty() && s.source != "aggregated")
+            .count()
+            .max(1);
+        return (Some(c as f64 * ranks as f64), false);
+    }
+    let (Some(max), Some(p50)) = (w.running_max, w.running_p50) else {
+        return (None, false);
+    };
+    let round = max >= 8.0 && (max.fract() == 0.0) && (max as u64) % 8 == 0;
+    let flat = p50 >= 0.97 * max;
+    let queue = w.queued.unwrap_or(0.0) >= 1.0 && w.queue_share.unwrap_or(0.0) >= 0.5;
+    let kv_spare = w.kv_usage.is_none_or(|u| u < 0.6);
+    if round && flat && queue && kv_spare {
+        (Some(max), true)
+    } else {
+        (None, false)
+    }
+}
+
+/// Prompt tokens ÷ (prompt + generated tokens), from the counts: SGLang logs
+/// only, with 10 or more decode lines to estimate the generated tokens from.
+fn prefill_volume_share(r: &Report, sglang: bool, decode_lines: u64) -> Option<f64> {
+    let s = &r.summary;
+    let (p, g) = (s.prefill_tokens as f64, s.generated_tokens_estimate);
+    (sglang && decode_lines >= 10 && p > 0.0 && g > 0.0).then(|| dec(p / (p + g), 4))
+}
+
+/// Prompt tokens so far beyond generated ones that prefill must take nearly all
+/// the time, even though a prompt token is much cheaper than a decode step.
+pub(super) fn prefill_time_dominates(c: &Ctx) -> bool {
+    c.facts.prefill_token_share.unwrap_or(0.0) > 0.95
+}
+
+/// Prompts dwarf outputs, though prefill need not take most of the time: prompt
+/// tokens go through several times faster than generated ones. (Line counts do
+/// not show time: SGLang logs every prefill batch but only every 40th decode step.)
+pub(super) fn prompt_heavy(c: &Ctx) -> bool {
+    c.facts.prefill_token_share.unwrap_or(0.0) > 0.9 && c.prefill_lines >= 5 * c.decode_lines
+}
+
+/// A finding's confidence: at most 0.45 on a snapshot of fewer than 3 lines.
+pub(super) fn confidence(c: &Ctx, v: f64) -> f64 {
+    let v = if c.stat_lines < 3 { v.min(0.45) } else { v };
+    dec(v.clamp(0.0, 0.99), 2)
+}

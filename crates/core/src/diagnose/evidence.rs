@@ -1,0 +1,279 @@
+//! Evidence: the statements (with their line numbers) that findings cite.
+
+use super::context::Ctx;
+use super::Evidence;
+use crate::render::{count, num, pct};
+use crate::report::LineExample;
+
+pub(super) fn ev(statement: String, lines: Vec<u64>) -> Evidence {
+    let mut lines = lines;
+    lines.sort_unstable();
+    lines.dedup();
+    Evidence { statement, lines }
+}
+
+/// Which run of several is judged, and how it compares with the one before
+/// (a restart with other settings is the experiment the user ran).
+fn runs_evidence(c: &Ctx) -> Option<Evidence> {
+    let runs = &c.r.runs;
+    let judged = runs.iter().position(|r| r.analyzed)?;
+    let this = &runs[judged];
+    let mut s = format!(
+        "The log holds {} server runs (restarted at line{} {}); this diagnosis is of run {} (lines {}–{})",
+        runs.len(),
+        if runs.len() > 2 { "s" } else { "" },
+        runs[1..]
+            .iter()
+            .map(|r| num(r.first_line as f64))
+            .collect::<Vec<_>>()
+            .join(", "),
+        this.run,
+        num(this.first_line as f64),
+        num(this.last_line as f64),
+    );
+    if judged + 1 < runs.len() {
+        let last = runs.last().expect("several runs");
+        if last.stat_lines < crate::timeline::SHORT_RUN_LINES {
+            s.push_str(&format!(
+                ", as the last run has only {}",
+                count(last.stat_lines as f64, "stats line", "stats lines")
+            ));
+        } else {
+            s.push_str(", as asked");
+        }
+    }
+    let brief = |r: &crate::report::RunSummary| {
+        let mut b = format!("run {}", r.run);
+        if let Some(g) = r.gen_throughput_tok_s_mean {
+            b.push_str(&format!(": {} tok/s", num(g)));
+        }
+        if let (Some(run), Some(q)) = (r.running_requests_mean, r.queued_requests_mean) {
+            b.push_str(&format!(", {} running, {} waiting", num(run), num(q)));
+        }
+        b
+    };
+    // Compared with the run before it (or, for the first, the one after).
+    let (a, b) = if judged > 0 {
+        (&runs[judged - 1], this)
+    } else {
+        (this, &runs[1])
+    };
+    s.push_str(&format!("; on average {} and {}", brief(a), brief(b)));
+    let changes = b.config.changes_from(&a.config);
+    if !changes.is_empty() {
+        s.push_str(&format!(" (settings: {})", changes.join(", ")));
+    }
+    if let Some(rc) = &c.r.restart_check {
+        let p = &rc.predicted;
+        s.push_str(&format!(
+            "; fitted on run {}, the what-if model predicted ~{} tok/s ({}–{}) with ~{} running for run {}'s settings and the same workload",
+            rc.fitted_on_run,
+            num(p.gen_throughput_tok_s),
+            num(p.low),
+            num(p.high),
+            num(p.running_requests),
+            rc.checked_run
+        ));
+        if let (Some(g), Some(n)) = (rc.measured_gen_tok_s, rc.measured_running_requests) {
+            s.push_str(&format!(
+                ", and it measured ~{} tok/s with ~{} running",
+                num(g),
+                num(n)
+            ));
+            if g < p.low && !c.waiting() {
+                s.push_str(" — nothing waits in it, so its client, not the settings, set the pace");
+            }
+        }
+    }
+    let overlapping: Vec<String> = runs
+        .iter()
+        .filter(|r| r.starts_before_previous_ends)
+        .map(|r| r.run.to_string())
+        .collect();
+    if !overlapping.is_empty() {
+        s.push_str(&format!(
+            ". Run {}'s clock starts before the run before it ended: more likely another server's log (or a rotated one) joined to this one than a restart",
+            overlapping.join(", ")
+        ));
+    }
+    let lines = runs[1..].iter().map(|r| r.first_line).collect();
+    Some(ev(s, lines))
+}
+
+/// Evidence every finding starts from: what the server generates and how busy it is.
+pub(super) fn throughput_evidence(c: &Ctx) -> Vec<Evidence> {
+    let mut v: Vec<Evidence> = runs_evidence(c).into_iter().collect();
+    if let Some(g) = c.w.gen_tok_s {
+        let sustained =
+            c.r.summary
+                .sustained_gen_tok_s
+                .map(|s| format!("; {} tok/s sustained over busy time", num(s)))
+                .unwrap_or_default();
+        v.push(ev(
+            format!(
+                "The server generates ~{} tok/s in the steady state{} (server-side figure from the scheduler's own lines; a client measuring end to end sees less — warm-up, drain, idle gaps)",
+                num(g),
+                sustained
+            ),
+            c.line(),
+        ));
+    }
+    if !c.w.whole_run && (c.w.warmup_s > 0.0 || c.w.drain_s > 0.0) {
+        v.push(ev(
+            format!(
+                "Judged window: {} s to {} s; warm-up ({}) and drain ({}) left out",
+                num(c.w.start_s),
+                num(c.w.end_s),
+                crate::render::duration(c.w.warmup_s),
+                crate::render::duration(c.w.drain_s)
+            ),
+            Vec::new(),
+        ));
+    }
+    v
+}
+
+/// `56 requests run while` (`1 request runs while`).
+pub(super) fn runs_while(n: f64) -> String {
+    if num(n) == "1" {
+        "1 request runs while".into()
+    } else {
+        format!("{} requests run while", num(n))
+    }
+}
+
+pub(super) fn concurrency_evidence(c: &Ctx) -> Evidence {
+    let mut lines = c.line();
+    lines.extend(c.r.timeline.max_queued_line);
+    let share =
+        c.w.queue_share
+            .map(|s| format!(" (requests waited in {} of the time)", pct(s)))
+            .unwrap_or_default();
+    let peak =
+        c.r.summary
+            .queued_requests
+            .map(|d| format!("; peak queue {}", num(d.max)))
+            .unwrap_or_default();
+    let running = match c.w.running {
+        Some(r) => runs_while(r),
+        // Damaged or abbreviated lines can lose the running count: say so, not 0.
+        None => "the running count is not in the log;".into(),
+    };
+    ev(
+        format!("{running} {} wait{share}{peak}", num(c.queued())),
+        lines,
+    )
+}
+
+pub(super) fn kv_evidence(c: &Ctx) -> Option<Evidence> {
+    let kv = c.kv()?;
+    let mut s = format!("KV cache usage {}", pct(kv));
+    if let Some(cap) = c.r.config.kv_capacity_tokens {
+        s.push_str(&format!(" of a {}-token pool", num(cap as f64)));
+    }
+    if let Some(k) = c.facts.kv_tokens_per_request {
+        s.push_str(&format!(", ~{} tokens per running request", num(k)));
+    }
+    if let Some(h) = c.facts.pool_holds_requests {
+        s.push_str(&format!(": the pool holds ~{} such requests", num(h)));
+    }
+    let mut lines = c.line();
+    lines.extend(c.r.config.lines.iter().take(1));
+    Some(ev(s, lines))
+}
+
+pub(super) fn few_lines_note(c: &Ctx) -> Option<Evidence> {
+    (c.stat_lines < 3).then(|| {
+        ev(
+            format!(
+                "Only {} in the log: a snapshot, not a run; confidence is low",
+                count(c.stat_lines as f64, "stats line", "stats lines")
+            ),
+            Vec::new(),
+        )
+    })
+}
+
+/// The other inference server whose log this is, when one was recognised.
+pub(super) fn other_server_evidence(c: &Ctx) -> Option<Evidence> {
+    let o = c.r.input.other_server.as_ref()?;
+    Some(ev(
+        format!(
+            "This looks like {} log ({} with its phrases, the first at line {}): {}",
+            o.a_name,
+            count(o.lines as f64, "line", "lines"),
+            o.first_line,
+            o.note
+        ),
+        vec![o.first_line],
+    ))
+}
+
+/// Why a vLLM log that says it turned its stats off (`line`) holds none, and what to do.
+pub fn stats_disabled_why(line: &LineExample) -> &'static str {
+    if line.text.contains("api_server_count") {
+        "vLLM turned its stats lines off because it runs more than one API server (--api-server-count above 1), so the log cannot show its queue or KV cache: read its Prometheus /metrics endpoint instead, or repeat the run with one API server to get its `Avg prompt throughput … Running: … reqs` lines"
+    } else {
+        "vLLM was started with --disable-log-stats, so it prints no `Avg prompt throughput … Running: … reqs` lines and the log cannot show its queue or KV cache: start it without that flag, or read its Prometheus /metrics endpoint"
+    }
+}
+
+/// The verdict on a log without stats lines: why, when the log says.
+pub(super) fn no_stats_headline(c: &Ctx) -> String {
+    let lines = count(c.r.input.lines as f64, "line", "lines");
+    if c.r.input.stats_disabled.is_some() {
+        format!("The server turned its stats lines off: none in {lines} read")
+    } else if let Some(o) = &c.r.input.other_server {
+        format!(
+            "This looks like {} log: no SGLang or vLLM scheduler stats lines in {lines} read",
+            o.a_name
+        )
+    } else {
+        format!("No scheduler stats lines in {lines} read: nothing to judge throughput by")
+    }
+}
+
+/// What was read instead of stats lines, and where stats lines come from.
+pub(super) fn no_stats_evidence(c: &Ctx) -> Evidence {
+    if let Some(d) = &c.r.input.stats_disabled {
+        return ev(
+            format!("{} (line {}: {})", stats_disabled_why(d), d.line, d.text),
+            vec![d.line],
+        );
+    }
+    let hint = if c.r.input.other_server.is_some() {
+        "batchlens reads SGLang `Decode batch` lines and vLLM `Avg prompt throughput … Running: … reqs` lines"
+    } else if c.r.engine == "vllm" {
+        "vLLM prints `Avg prompt throughput … Running: … reqs` lines every 5–10 s while serving (not with --disable-log-stats or several API servers) — make sure the log covers a period with load and INFO-level logging"
+    } else {
+        "SGLang prints `Decode batch` lines and vLLM `Avg prompt throughput … Running: … reqs` lines while serving — make sure the log covers a period with load and INFO-level logging"
+    };
+    ev(
+        format!(
+            "{} (startup, access log, …) and {}; {hint}",
+            count(
+                c.r.input.other_lines as f64,
+                "known non-stats line",
+                "known non-stats lines"
+            ),
+            count(
+                c.r.input.unrecognized_lines as f64,
+                "unrecognised line",
+                "unrecognised lines"
+            ),
+        ),
+        c.r.input
+            .unrecognized_examples
+            .iter()
+            .map(|e| e.line)
+            .take(3)
+            .collect(),
+    )
+}
+
+pub(super) fn finish(c: &Ctx, mut evidence: Vec<Evidence>) -> Vec<Evidence> {
+    if let Some(n) = few_lines_note(c) {
+        evidence.push(n);
+    }
+    evidence
+}
