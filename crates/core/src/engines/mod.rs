@@ -4,7 +4,6 @@ pub mod common;
 pub mod prefix;
 pub mod prefix_cache;
 pub mod sglang;
-mod sglang_fields;
 pub mod vllm;
 
 use crate::model::Record;
