@@ -181,12 +181,7 @@ fn new_sample(kind: Header, no: u64, prefix: PrefixInfo) -> Sample {
 
 /// Reads a record body into `s` (from [`new_sample`]; filled where it lies, a
 /// sample is large). Returns (read in full, ends cut short).
-fn read_body(
-    kind: Header,
-    body: &[u8],
-    s: &mut Sample,
-    memo: &mut KeyMemo,
-) -> (bool, bool) {
+fn read_body(kind: Header, body: &[u8], s: &mut Sample, memo: &mut KeyMemo) -> (bool, bool) {
     let mut b = body;
     // " [123]" iteration number.
     if b.starts_with(b" [") {
@@ -270,12 +265,7 @@ fn read_body(
 
 /// Whether the fields every record of its kind carries were read; returns
 /// (read in full, ends cut short).
-fn finish_body(
-    kind: Header,
-    s: &Sample,
-    mut ok: bool,
-    mut cut_short: bool,
-) -> (bool, bool) {
+fn finish_body(kind: Header, s: &Sample, mut ok: bool, mut cut_short: bool) -> (bool, bool) {
     let required = match kind {
         Header::Decode => s.running.is_some() && s.gen_tok_s.is_some(),
         Header::Prefill | Header::NewFill => {

@@ -10,18 +10,18 @@
 //! glued on one physical line (split at each record's prefix) and overwrites in
 //! the middle of a record (the part that cannot be read marks it damaged).
 
+mod startup;
+mod stats;
+
 use memchr::memmem;
 
 use super::prefix::last_stamp;
 use super::{ahead_of, Ahead, Engine, LineParser, Outcome};
-use crate::config::{py_str, python_pairs};
-use crate::fields::{boolean, float, trim, uint, uint32};
-use crate::model::{ConfigItem, Event, EventKind, Record, Sample, SampleKind};
+use crate::fields::{trim, uint};
+use crate::model::{Event, EventKind, Record};
+use startup::banner;
+use stats::engine_label;
 
-/// Records read from one physical line; more than one only when newlines went missing.
-const MAX_RECORDS_PER_LINE: usize = 64;
-/// How far before a glued record's header its prefix may start.
-const MAX_PREFIX: usize = 256;
 /// vLLM's default KV block size (tokens), used when the log never states one.
 const DEFAULT_BLOCK_SIZE: u64 = 16;
 
@@ -58,17 +58,6 @@ impl Default for VllmParser {
     }
 }
 
-/// One stats record found in a line.
-struct Head {
-    /// Where the record's own text starts (`Engine 000: ` or `Avg prompt…`).
-    start: usize,
-    /// Where `Avg prompt throughput: ` starts.
-    body: usize,
-    /// `Engine 001`, `aggregated`, or empty (V0).
-    source: String,
-    v1: bool,
-}
-
 fn is_access_line(line: &[u8]) -> bool {
     static HTTP: std::sync::OnceLock<memmem::Finder<'static>> = std::sync::OnceLock::new();
     HTTP.get_or_init(|| memmem::Finder::new(b" HTTP/1."))
@@ -76,373 +65,11 @@ fn is_access_line(line: &[u8]) -> bool {
         .is_some()
 }
 
-fn has(line: &[u8], pat: &[u8]) -> bool {
+pub(super) fn has(line: &[u8], pat: &[u8]) -> bool {
     memmem::find(line, pat).is_some()
 }
 
-/// Reads the V1 engine label that ends right before `at`: `Engine 001: ` or
-/// `2 Engines Aggregated: `. Returns (label start, source).
-fn engine_label(line: &[u8], at: usize) -> Option<(usize, String)> {
-    let before = &line[..at];
-    if let Some(b) = before.strip_suffix(b" Engines Aggregated: ") {
-        let digits = b.iter().rev().take_while(|c| c.is_ascii_digit()).count();
-        if digits > 0 {
-            return Some((b.len() - digits, "aggregated".to_string()));
-        }
-        return Some((b.len() + 1, "aggregated".to_string()));
-    }
-    let b = before.strip_suffix(b": ")?;
-    let digits = b.iter().rev().take_while(|c| c.is_ascii_digit()).count();
-    if digits == 0 || digits > 6 {
-        return None;
-    }
-    let num = &b[b.len() - digits..];
-    let word = b[..b.len() - digits].strip_suffix(b"Engine ")?;
-    let start = word.len();
-    Some((start, format!("Engine {}", String::from_utf8_lossy(num))))
-}
-
-/// Where the prefix of a record whose own text starts at `start` begins, searching
-/// no further back than `lo`: the level word, any `(Proc pid=N) ` groups before it
-/// and a docker RFC3339 stamp before those. Used to end the previous glued record.
-fn prefix_start(line: &[u8], lo: usize, start: usize) -> usize {
-    let lo = lo.max(start.saturating_sub(MAX_PREFIX));
-    let window = &line[lo..start];
-    let mut best: Option<usize> = None;
-    for lvl in [
-        &b"INFO "[..],
-        b"DEBUG ",
-        b"WARNING ",
-        b"ERROR ",
-        b"CRITICAL ",
-    ] {
-        if let Some(i) = memmem::rfind(window, lvl) {
-            if best.is_none_or(|b| i > b) {
-                best = Some(i);
-            }
-        }
-    }
-    let mut pos = match best {
-        Some(i) => lo + i,
-        None => {
-            // `[file.py:NN] ` with no level: cut at the bracket.
-            match memchr::memrchr(b'[', window) {
-                Some(i) => lo + i,
-                None => return start,
-            }
-        }
-    };
-    // `(APIServer pid=1) `, `(EngineCore pid=925) (RayWorkerProc pid=8272) `.
-    while pos > lo + 1 && line[pos - 1] == b' ' && line[pos - 2] == b')' {
-        let mut depth = 0i32;
-        let mut j = pos - 2;
-        let open = loop {
-            match line[j] {
-                b')' => depth += 1,
-                b'(' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        break Some(j);
-                    }
-                }
-                _ => {}
-            }
-            if j == lo {
-                break None;
-            }
-            j -= 1;
-        };
-        match open {
-            Some(o) if has(&line[o..pos], b" pid=") => pos = o,
-            _ => break,
-        }
-    }
-    // Docker `--timestamps`: `2026-05-12T08:01:39.331095044Z `.
-    if pos > lo + 1 && line[pos - 1] == b' ' && line[pos - 2] == b'Z' {
-        if let Some(s) = rfc3339_start(&line[lo..pos - 2]) {
-            pos = lo + s;
-        }
-    }
-    pos
-}
-
-/// Where an RFC3339 stamp `YYYY-MM-DDTHH:MM:SS[.fff]` that ends `text` starts.
-fn rfc3339_start(text: &[u8]) -> Option<usize> {
-    let mut end = text.len();
-    let digits = text.iter().rev().take_while(|c| c.is_ascii_digit()).count();
-    if digits > 0 && digits < end && text[end - digits - 1] == b'.' {
-        end -= digits + 1;
-    }
-    let start = end.checked_sub(19)?;
-    let t = &text[start..end];
-    let shape = b"dddd-dd-ddTdd:dd:dd";
-    t.iter()
-        .zip(shape)
-        .all(|(&c, &k)| {
-            if k == b'd' {
-                c.is_ascii_digit()
-            } else {
-                c == k
-            }
-        })
-        .then_some(start)
-}
-
-/// A part's value with its unit removed, or `None` when the unit is missing.
-fn unit<'a>(v: &'a [u8], u: &[u8]) -> Option<&'a [u8]> {
-    v.strip_suffix(u)
-}
-
-fn tok_s(v: &[u8]) -> Option<f64> {
-    float(unit(v, b" tokens/s")?)
-}
-
-fn reqs(v: &[u8]) -> Option<u32> {
-    uint32(unit(v, b" reqs")?)
-}
-
-fn pct(v: &[u8]) -> Option<f64> {
-    float(unit(v, b"%")?).map(|p| p / 100.0)
-}
-
-/// A value of a part we do not use: a number, optionally with a unit or `%`.
-fn is_value(v: &[u8]) -> bool {
-    let first = v.split(|&c| c == b' ').next().unwrap_or(v);
-    let first = first.strip_suffix(b"%").unwrap_or(first);
-    float(first).is_some() || first == b"nan" || boolean(first).is_some()
-}
-
-/// What reading one record's parts found.
-struct Body {
-    sample: Sample,
-    /// Every part read cleanly and the required ones are there.
-    complete: bool,
-    /// The record stops short (its last part is cut or a required part is missing).
-    cut_short: bool,
-}
-
-fn read_body(body: &[u8], v1: bool, mut s: Sample) -> Body {
-    let mut b = trim(body);
-    // V0 ends with "." (not in 0.2/0.3).
-    if let Some(x) = b.strip_suffix(b".") {
-        b = x;
-    }
-    let mut ok = true;
-    let mut cut_short = false;
-    // A trailing separator means the record was cut right after a part.
-    if let Some(x) = b.strip_suffix(b",") {
-        b = x;
-        cut_short = true;
-    }
-    let mut cpu_usage = None;
-    let mut saw_cpu_usage = false;
-    let mut in_list = false;
-    let mut parts = memmem::find_iter(b, b", ").peekable();
-    let mut from = 0;
-    loop {
-        let (part, last) = match parts.next() {
-            Some(i) => {
-                let p = &b[from..i];
-                from = i + 2;
-                (p, false)
-            }
-            None => (&b[from..], true),
-        };
-        let part = trim(part);
-        let good = match memmem::find(part, b": ") {
-            Some(c) => {
-                let key = &part[..c];
-                let val = trim(&part[c + 2..]);
-                in_list = false;
-                macro_rules! set {
-                    ($field:ident, $parse:expr) => {
-                        match $parse(val) {
-                            Some(v) => {
-                                s.$field = Some(v);
-                                true
-                            }
-                            None => false,
-                        }
-                    };
-                }
-                match key {
-                    b"Avg prompt throughput" => set!(input_tok_s, tok_s),
-                    b"Avg generation throughput" => set!(gen_tok_s, tok_s),
-                    b"Running" => set!(running, reqs),
-                    b"Waiting" | b"Pending" => set!(queued, reqs),
-                    b"Swapped" => set!(swapped, reqs),
-                    b"Preemptions" => set!(preempted, uint32),
-                    // `nan%` when no request queried the cache: printed, but no rate.
-                    b"Prefix cache hit rate" if val == b"nan%" => true,
-                    b"Prefix cache hit rate" => set!(prefix_hit, pct),
-                    b"GPU KV cache usage" => set!(kv_usage, pct),
-                    b"CPU KV cache usage" => {
-                        // V0: swap space in host memory. V1 on a CPU backend: the pool.
-                        saw_cpu_usage = true;
-                        cpu_usage = pct(val);
-                        cpu_usage.is_some()
-                    }
-                    k if k.ends_with(b" KV cache usage") => set!(kv_usage, pct),
-                    b"KV fetch" => {
-                        // "KV fetch: 1 waiting to start, 2 in progress, 0 completed waiting"
-                        in_list = true;
-                        is_value(val)
-                    }
-                    _ => is_value(val),
-                }
-            }
-            // The rest of a list value (`KV fetch`).
-            None => in_list && is_value(part),
-        };
-        if !good {
-            ok = false;
-            if last {
-                cut_short = true;
-            }
-        }
-        if last {
-            break;
-        }
-    }
-    if s.kv_usage.is_none() && v1 {
-        s.kv_usage = cpu_usage;
-    }
-    let mut required = s.input_tok_s.is_some()
-        && s.gen_tok_s.is_some()
-        && s.running.is_some()
-        && s.queued.is_some()
-        && s.kv_usage.is_some();
-    if !v1 {
-        // V0 always prints Swapped and the CPU (swap) usage last.
-        required &= s.swapped.is_some() && saw_cpu_usage;
-    }
-    if !required {
-        ok = false;
-        cut_short = true;
-    }
-    Body {
-        sample: s,
-        complete: ok && !cut_short,
-        cut_short,
-    }
-}
-
 impl VllmParser {
-    fn heads(&self, line: &[u8]) -> Vec<Head> {
-        let mut v = Vec::new();
-        // One byte scan turns away most other lines (the header's `A` is rare).
-        if memchr::memchr(b'A', line).is_none() {
-            return v;
-        }
-        for pos in self.header.find_iter(line) {
-            let (start, source, v1) = match engine_label(line, pos) {
-                Some((s, src)) => (s, src, true),
-                None => (pos, String::new(), false),
-            };
-            v.push(Head {
-                start,
-                body: pos,
-                source,
-                v1,
-            });
-            if v.len() >= MAX_RECORDS_PER_LINE {
-                break;
-            }
-        }
-        v
-    }
-
-    fn parse_stats(
-        &mut self,
-        line: &[u8],
-        no: u64,
-        last_chance: bool,
-        out: &mut Vec<Record>,
-    ) -> Option<Outcome> {
-        let hs = self.heads(line);
-        if hs.is_empty() {
-            return None;
-        }
-        // LMDeploy ≤0.12 prints a look-alike line with `Finished:` / `Unfinished:`.
-        if has(line, b"Unfinished: ") {
-            return None;
-        }
-        let mark = out.len();
-        let (mut full, mut damaged) = (0, 0);
-        let mut seg_start = 0;
-        for (k, h) in hs.iter().enumerate() {
-            let body_end = match hs.get(k + 1) {
-                Some(next) => prefix_start(line, h.body + STATS_HEADER.len(), next.start),
-                None => line.len(),
-            };
-            let stamp = last_stamp(&line[seg_start..h.start]).map(|f| f.stamp);
-            let s = Sample {
-                line: no,
-                stamp,
-                source: h.source.as_str().into(),
-                kind: Some(SampleKind::Interval),
-                ..Sample::default()
-            };
-            let r = read_body(&line[h.body..body_end], h.v1, s);
-            let is_last = k + 1 == hs.len();
-            if is_last && r.cut_short && !last_chance {
-                out.truncate(mark);
-                return Some(Outcome::Incomplete);
-            }
-            let mut s = r.sample;
-            s.damaged = !r.complete;
-            if r.complete {
-                full += 1;
-            } else {
-                damaged += 1;
-            }
-            out.push(Record::Sample(s));
-            seg_start = body_end;
-        }
-        Some(Outcome::Stats { full, damaged })
-    }
-
-    /// A line wrapped inside the record header itself (`… Engine 000: Avg pro`).
-    /// `m` is the message after the vLLM prefix.
-    fn cut_in_header(
-        &mut self,
-        line: &[u8],
-        m: &[u8],
-        no: u64,
-        last_chance: bool,
-        out: &mut Vec<Record>,
-    ) -> Option<Outcome> {
-        let m = trim(m);
-        let (rest, source) = match strip_engine_label(m) {
-            Some((rest, src)) => (rest, src),
-            None => (m, String::new()),
-        };
-        let ok = if rest.is_empty() {
-            !source.is_empty()
-        } else {
-            rest.len() >= 3 && rest.len() < STATS_HEADER.len() && STATS_HEADER.starts_with(rest)
-        };
-        if !ok {
-            return None;
-        }
-        if !last_chance {
-            return Some(Outcome::Incomplete);
-        }
-        let msg_at = offset_in(line, m);
-        out.push(Record::Sample(Sample {
-            line: no,
-            stamp: last_stamp(&line[..msg_at]).map(|f| f.stamp),
-            source: source.into(),
-            kind: Some(SampleKind::Interval),
-            damaged: true,
-            ..Sample::default()
-        }));
-        Some(Outcome::Stats {
-            full: 0,
-            damaged: 1,
-        })
-    }
-
     /// The V0 preemption WARNING; `msg` starts at `Sequence group`.
     fn parse_preemption(
         &mut self,
@@ -470,166 +97,6 @@ impl VllmParser {
         }));
         Some(Outcome::Other("preemption"))
     }
-
-    /// Startup lines that state capacity or settings; `m` is the message after the prefix.
-    fn parse_config(&mut self, m: &[u8], no: u64, out: &mut Vec<Record>) -> Option<Outcome> {
-        let mut items = Vec::new();
-        let after_word = memchr::memchr(b' ', m).map(|i| &m[i + 1..]);
-        if let Some(v) = m.strip_prefix(b"non-default args: ") {
-            // The arguments open a (re)start: its block size is to be read afresh.
-            self.block_size_known = false;
-            for (k, v) in python_pairs(v) {
-                self.arg(k, v, &mut items);
-            }
-        } else if let Some(v) = m.strip_prefix(b"args: ") {
-            // `args: Namespace(…)` (≤0.9).
-            self.block_size_known = false;
-            for (k, v) in python_pairs(v) {
-                self.arg(k, v, &mut items);
-            }
-        } else if m.starts_with(b"# ") {
-            // `# GPU blocks: 27000, # CPU blocks: 2048` / `# cuda blocks: …`.
-            for part in m.split(|&c| c == b',') {
-                let part = trim(part);
-                let Some(p) = part.strip_prefix(b"# ") else {
-                    continue;
-                };
-                let Some(c) = memmem::find(p, b" blocks: ") else {
-                    continue;
-                };
-                let n = uint(&p[c + 9..]);
-                if p[..c].eq_ignore_ascii_case(b"CPU") {
-                    items.extend(n.map(ConfigItem::CpuKvBlocks));
-                } else {
-                    items.extend(n.map(ConfigItem::KvBlocks));
-                }
-            }
-            if items.is_empty() {
-                return None;
-            }
-            self.default_block_size(&mut items);
-        } else if let Some(i) = m
-            .starts_with(b"Engine ")
-            .then(|| memmem::find(m, b"num_gpu_blocks is: "))
-            .flatten()
-        {
-            // `Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is: N`
-            items.extend(uint(trim(&m[i + 19..])).map(ConfigItem::KvBlocks));
-            if items.is_empty() {
-                return None;
-            }
-            self.default_block_size(&mut items);
-        } else if after_word.is_some_and(|r| r.starts_with(b"KV cache size: "))
-            || m.starts_with(b"Maximum concurrency for ")
-        {
-            // ≤0.22 two lines; 0.33 one: `GPU KV cache size: 1,234,560 tokens, Maximum concurrency …`.
-            if let Some(i) = memmem::find(m, b"KV cache size: ") {
-                let v = &m[i + 15..];
-                let e = memmem::find(v, b" tokens").unwrap_or(v.len());
-                items.extend(uint(&v[..e]).map(ConfigItem::KvCapacityTokens));
-            }
-            if let Some(i) = memmem::find(m, b" per request: ") {
-                let v = trim(&m[i + 14..]);
-                let v = v.strip_suffix(b".").unwrap_or(v);
-                items.extend(
-                    v.strip_suffix(b"x")
-                        .and_then(float)
-                        .map(ConfigItem::MaxConcurrencyX),
-                );
-            }
-        } else if let Some(v) =
-            m.strip_prefix(b"Chunked prefill is enabled with max_num_batched_tokens=")
-        {
-            items.extend(leading_uint(v).map(ConfigItem::MaxBatchedTokens));
-        } else if let Some(v) = m.strip_prefix(b"Defaulting max_num_seqs to ") {
-            items.extend(leading_uint(v).map(ConfigItem::MaxRunningRequests));
-        } else if let Some(v) = m.strip_prefix(b"Available KV cache memory: ") {
-            let e = memchr::memchr(b' ', v).unwrap_or(v.len());
-            items.extend(float(&v[..e]).map(ConfigItem::KvCacheGb));
-        } else if m.starts_with(b"Initializing a") && has(m, b"LLM engine") {
-            // `Initializing a V1 LLM engine (v0.8.5) with config: model='…', …`
-            // (V0: `an LLM engine (v0.6.3)`; ≤0.2 without the version).
-            if let Some(i) = memmem::find(m, b"LLM engine (v") {
-                let v = &m[i + 13..];
-                if let Some(e) = memchr::memchr(b')', v) {
-                    items.push(ConfigItem::EngineVersion(
-                        String::from_utf8_lossy(&v[..e]).into_owned(),
-                    ));
-                }
-            }
-            if let Some(c) = memmem::find(m, b"with config: ") {
-                let mut wrapped = Vec::with_capacity(m.len() - c);
-                wrapped.push(b'(');
-                wrapped.extend_from_slice(&m[c + 13..]);
-                wrapped.push(b')');
-                for (k, v) in python_pairs(&wrapped) {
-                    self.arg(k, v, &mut items);
-                }
-            }
-        } else if let Some(v) = m.strip_prefix(b"vLLM API server version ") {
-            let v = trim(v);
-            let e = memchr::memchr(b' ', v).unwrap_or(v.len());
-            items.push(ConfigItem::EngineVersion(
-                String::from_utf8_lossy(&v[..e]).into_owned(),
-            ));
-        } else {
-            return None;
-        }
-        // Only lines that state something: a config record after stats lines
-        // reads as a restart.
-        if !items.is_empty() {
-            out.push(Record::Config { line: no, items });
-        }
-        if std::mem::take(&mut self.stats_off) {
-            return Some(Outcome::Other("stats_disabled"));
-        }
-        Some(Outcome::Other("startup"))
-    }
-
-    fn default_block_size(&mut self, items: &mut Vec<ConfigItem>) {
-        if !self.block_size_known {
-            self.block_size_known = true;
-            items.push(ConfigItem::BlockSize(DEFAULT_BLOCK_SIZE));
-        }
-    }
-
-    /// One `key=value` of `args: Namespace(…)`, `non-default args: {…}` or the engine config.
-    fn arg(&mut self, k: &[u8], v: &[u8], items: &mut Vec<ConfigItem>) {
-        let f = || float(v);
-        let u = || uint(v);
-        let s = || py_str(v);
-        let b = || boolean(v);
-        match k {
-            b"model" | b"model_tag" => items.extend(s().map(ConfigItem::Model)),
-            b"max_num_seqs" => items.extend(u().map(ConfigItem::MaxRunningRequests)),
-            b"gpu_memory_utilization" => items.extend(f().map(ConfigItem::GpuMemoryUtilization)),
-            b"max_num_batched_tokens" => items.extend(u().map(ConfigItem::MaxBatchedTokens)),
-            b"kv_cache_dtype" => items.extend(s().map(ConfigItem::KvCacheDtype)),
-            b"enable_prefix_caching" => items.extend(b().map(ConfigItem::PrefixCaching)),
-            b"tensor_parallel_size" => items.extend(u().map(ConfigItem::TensorParallel)),
-            b"data_parallel_size" => items.extend(u().map(ConfigItem::DataParallel)),
-            b"pipeline_parallel_size" => items.extend(u().map(ConfigItem::PipelineParallel)),
-            b"max_model_len" | b"max_seq_len" => items.extend(u().map(ConfigItem::ContextLength)),
-            b"swap_space" => items.extend(f().map(ConfigItem::SwapSpaceGb)),
-            b"disable_log_stats" => self.stats_off |= b() == Some(true),
-            b"speculative_config" => {
-                // `{'method': 'mtp', …}` or `SpeculativeConfig(method='eagle', …)`.
-                let method = python_pairs(v)
-                    .into_iter()
-                    .find(|(k, _)| *k == b"method")
-                    .and_then(|(_, m)| py_str(m));
-                items.extend(method.map(ConfigItem::SpeculativeAlgorithm));
-            }
-            b"block_size" => {
-                if let Some(n) = u() {
-                    self.block_size_known = true;
-                    items.push(ConfigItem::BlockSize(n));
-                }
-            }
-            _ => {}
-        }
-    }
-
     /// The message after a vLLM prefix (`… [file.py:NN] ` or `… file.py:NN] `), if the line has one.
     fn message<'a>(&self, line: &'a [u8]) -> Option<&'a [u8]> {
         for i in self.tag.find_iter(line).take(4) {
@@ -689,7 +156,7 @@ impl VllmParser {
 }
 
 /// `Engine 001: ` / `2 Engines Aggregated: ` at the start of a message: (rest, source).
-fn strip_engine_label(m: &[u8]) -> Option<(&[u8], String)> {
+pub(super) fn strip_engine_label(m: &[u8]) -> Option<(&[u8], String)> {
     let colon = memmem::find(&m[..m.len().min(32)], b": ")?;
     let label = &m[..colon + 2];
     let (_, src) = engine_label(label, label.len())?;
@@ -697,37 +164,9 @@ fn strip_engine_label(m: &[u8]) -> Option<(&[u8], String)> {
 }
 
 /// Where `part` (a subslice of `line`) starts in it.
-fn offset_in(line: &[u8], part: &[u8]) -> usize {
+pub(super) fn offset_in(line: &[u8], part: &[u8]) -> usize {
     let off = (part.as_ptr() as usize).wrapping_sub(line.as_ptr() as usize);
     off.min(line.len())
-}
-
-fn leading_uint(v: &[u8]) -> Option<u64> {
-    let e = v
-        .iter()
-        .position(|c| !c.is_ascii_digit())
-        .unwrap_or(v.len());
-    uint(&v[..e])
-}
-
-/// The 0.19+ startup banner: block-art lines (U+2580–U+259F), some carrying
-/// `version X` or `model Y`, and blank message lines.
-fn banner(m: &[u8]) -> Option<Vec<ConfigItem>> {
-    let t = trim(m);
-    let art = t.is_empty() || has(&t[..t.len().min(64)], b"\xe2\x96");
-    if !art {
-        return None;
-    }
-    let mut items = Vec::new();
-    let word_after = |key: &[u8]| -> Option<String> {
-        let i = memmem::find(t, key)?;
-        let v = trim(&t[i + key.len()..]);
-        let e = memchr::memchr(b' ', v).unwrap_or(v.len());
-        (e > 0).then(|| String::from_utf8_lossy(&v[..e]).into_owned())
-    };
-    items.extend(word_after(b" version ").map(ConfigItem::EngineVersion));
-    items.extend(word_after(b" model ").map(ConfigItem::Model));
-    Some(items)
 }
 
 /// Known vLLM messages that are not stats lines, by how they start.
@@ -823,6 +262,7 @@ impl LineParser for VllmParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{ConfigItem, Sample, SampleKind};
 
     fn run(p: &mut VllmParser, line: &str, last_chance: bool) -> (Outcome, Vec<Record>) {
         let mut out = Vec::new();
