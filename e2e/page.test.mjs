@@ -342,6 +342,23 @@ test('charts follow the dark colour scheme', async () => {
   await context.close();
 });
 
+test('a Docker json-file log reads like the plain log, and says its lines came from JSON records', async () => {
+  const { page, rec, context } = await openPage();
+  const kv = readFileSync(path.join(ROOT, 'examples', 'sglang-kv-bound.log'), 'utf8');
+  const docker = kv.split('\n').filter((l) => l).map((l) =>
+    JSON.stringify({ log: `${l}\n`, stream: 'stderr', time: '2026-02-24T18:00:00.123456789Z' })).join('\n') + '\n';
+  await dropFile(page, 'container-json.log', docker);
+  await waitForReport(page, 'container-json.log');
+  const json = JSON.parse(await downloadText(page, '#export-json'));
+  const plain = JSON.parse(cliJson(path.join(ROOT, 'examples', 'sglang-kv-bound.log')));
+  assert.equal(json.input.json_records, plain.input.lines);
+  assert.equal(json.input.stat_lines, plain.input.stat_lines);
+  assert.equal(json.diagnosis.primary.kind, plain.diagnosis.primary.kind);
+  assert.match(await page.textContent('#summary'), /read from JSON records/);
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
 test('pasted text is read; the controls are reachable with the keyboard', async () => {
   const { page, rec, context } = await openPage();
   // Tab order reaches the file input, the paste box and every example button.

@@ -53,6 +53,11 @@ pub struct Analyzer {
     /// Lines already joined into the held one.
     held_joins: u32,
     scratch: Vec<u8>,
+    /// The text of a JSON-wrapped line, and the record it came from (the line
+    /// number is set while the text is read).
+    json_text: Vec<u8>,
+    json_record: Vec<u8>,
+    json_record_no: Option<u64>,
     join: Vec<u8>,
     recs: Vec<Record>,
     sniffed: usize,
@@ -117,6 +122,9 @@ impl Analyzer {
             held: None,
             held_joins: 0,
             scratch: Vec::new(),
+            json_text: Vec::new(),
+            json_record: Vec::new(),
+            json_record_no: None,
             join: Vec::new(),
             recs: Vec::new(),
             sniffed: 0,
@@ -331,9 +339,32 @@ impl Analyzer {
     }
 
     fn on_line(&mut self, no: u64, raw: &[u8]) {
-        // A line read ahead holds no ANSI code (those are left unread).
+        // A line read ahead is no JSON record and holds no ANSI code (those are left unread).
         let read_ahead = self.ahead.as_ref().is_some_and(|a| a.pre != Pre::Unread);
-        if !read_ahead && memchr::memchr(0x1b, raw).is_some() {
+        if read_ahead {
+            return self.on_clean_line(no, raw);
+        }
+        if crate::json_lines::may_be_record(raw) {
+            let mut text = std::mem::take(&mut self.json_text);
+            if crate::json_lines::unwrap(raw, &mut text) {
+                self.input.json_records += 1;
+                // Other servers are told by their records as written (llama.cpp's JSON lines).
+                self.json_record.clear();
+                self.json_record.extend_from_slice(raw);
+                self.json_record_no = Some(no);
+                self.on_text(no, &text);
+                self.json_record_no = None;
+                self.json_text = text;
+                return;
+            }
+            self.json_text = text;
+        }
+        self.on_text(no, raw);
+    }
+
+    /// A line as text: ANSI codes are removed before it is read.
+    fn on_text(&mut self, no: u64, raw: &[u8]) {
+        if memchr::memchr(0x1b, raw).is_some() {
             let mut s = std::mem::take(&mut self.scratch);
             strip_ansi(raw, &mut s);
             self.on_clean_line(no, &s);
@@ -409,7 +440,11 @@ impl Analyzer {
                 self.count_other(label)
             }
             Outcome::NotMine => {
-                self.other_servers.line(no, line);
+                let as_written = match self.json_record_no {
+                    Some(n) if n == no => &self.json_record[..],
+                    _ => line,
+                };
+                self.other_servers.line(no, as_written);
                 match self
                     .client_lines
                     .line(no, line)

@@ -21,6 +21,7 @@ mod encoding;
 pub mod engines;
 pub mod fields;
 pub mod file_format;
+pub mod json_lines;
 pub mod lines;
 pub mod model;
 pub mod other_servers;

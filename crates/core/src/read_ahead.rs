@@ -85,8 +85,8 @@ impl ReadAhead {
         }
         p.engines.extend(self.parsers.iter().map(|p| p.engine()));
         lines::newlines(chunk, &mut p.newlines, |l, escape| {
-            // ANSI codes are stripped in order by the analyzer.
-            let pre = if escape {
+            // ANSI codes are stripped, and JSON records unwrapped, in order by the analyzer.
+            let pre = if escape || crate::json_lines::may_be_record(l) {
                 Pre::Unread
             } else {
                 self.line(l, &mut p.records)

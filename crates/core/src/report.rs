@@ -83,6 +83,10 @@ pub struct InputStats {
     pub joined_wrapped_lines: u64,
     /// Lines longer than the parser keeps; their tail was not read.
     pub overlong_lines: u64,
+    /// Lines read from the text field of a JSON record (Docker's `json-file`
+    /// driver, journald's JSON export, log collectors) rather than as they were.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub json_records: u64,
     /// Times the log's clock went backwards (rotated or concatenated logs).
     pub clock_regressions: u64,
     /// A few unrecognised lines that look like stats lines, so a new format can be reported.
@@ -241,4 +245,8 @@ pub struct TimelineReport {
 pub struct SourceSeries {
     pub source: String,
     pub points: Vec<crate::series::Point>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -182,6 +182,12 @@ pub fn text(r: &Report, color: bool) -> String {
             )
         ));
     }
+    if i.json_records > 0 {
+        notes.push(format!(
+            "{} read from JSON records",
+            super::count(i.json_records as f64, "line", "lines")
+        ));
+    }
     if i.glued_records > 0 {
         notes.push(format!(
             "{} split from run-together lines",
