@@ -1,6 +1,7 @@
 //! Logs as container runtimes and collectors keep them read like the plain
 //! logs they hold: lines wrapped in JSON records (Docker's `json-file` driver,
-//! `journalctl -o json`, a JSON formatter) and lines behind a Kubernetes (CRI) prefix.
+//! `journalctl -o json`, a JSON formatter) and lines behind a runtime's or
+//! collector's prefix (Kubernetes, docker compose, journald, `docker logs -t`).
 
 mod common;
 
@@ -160,21 +161,33 @@ fn vllm_through_a_json_formatter_reads_its_stats_lines() {
     assert_eq!(kind(&wrapped), kind(&plain));
 }
 
+/// Prefixes runtimes and collectors put before each line of a plain log.
+const PREFIXES: [&str; 4] = [
+    // Kubernetes (CRI) container log files.
+    "2026-02-24T18:00:00.123456789Z stderr F ",
+    // docker compose.
+    "server-1  | ",
+    // journald as text (no year).
+    "Feb 24 18:00:00 gpu-node python3[2831]: ",
+    // `docker logs --timestamps`.
+    "2026-02-24T18:00:00.123456789Z ",
+];
+
 #[test]
-fn kubernetes_cri_lines_read_like_the_plain_log() {
+fn lines_behind_runtime_and_collector_prefixes_read_like_the_plain_log() {
     for (name, log) in examples() {
         let plain = common::analyze(log.as_bytes());
-        let cri: String = log
-            .lines()
-            .map(|l| format!("2026-02-24T18:00:00.123456789Z stderr F {l}\n"))
-            .collect();
-        let wrapped = common::analyze(cri.as_bytes());
-        assert_eq!(wrapped.input.json_records, 0, "{name}");
-        assert_eq!(wrapped.input.stat_lines, plain.input.stat_lines, "{name}");
-        assert_eq!(wrapped.input.damaged_stat_lines, 0, "{name}");
-        assert_eq!(wrapped.span_seconds, plain.span_seconds, "{name}");
-        assert_eq!(wrapped.summary, plain.summary, "{name}");
-        let kind = |r: &Report| r.diagnosis.as_ref().map(|d| d.primary.kind);
-        assert_eq!(kind(&wrapped), kind(&plain), "{name}");
+        for prefix in PREFIXES {
+            let prefixed: String = log.lines().map(|l| format!("{prefix}{l}\n")).collect();
+            let wrapped = common::analyze(prefixed.as_bytes());
+            let what = format!("{name} behind {prefix:?}");
+            assert_eq!(wrapped.input.json_records, 0, "{what}");
+            assert_eq!(wrapped.input.stat_lines, plain.input.stat_lines, "{what}");
+            assert_eq!(wrapped.input.damaged_stat_lines, 0, "{what}");
+            assert_eq!(wrapped.span_seconds, plain.span_seconds, "{what}");
+            assert_eq!(wrapped.summary, plain.summary, "{what}");
+            let kind = |r: &Report| r.diagnosis.as_ref().map(|d| d.primary.kind);
+            assert_eq!(kind(&wrapped), kind(&plain), "{what}");
+        }
     }
 }
