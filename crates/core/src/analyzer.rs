@@ -348,10 +348,13 @@ impl Analyzer {
             let mut text = std::mem::take(&mut self.json_text);
             if crate::json_lines::unwrap(raw, &mut text) {
                 self.input.json_records += 1;
-                // Other servers are told by their records as written (llama.cpp's JSON lines).
-                self.json_record.clear();
-                self.json_record.extend_from_slice(raw);
-                self.json_record_no = Some(no);
+                // Other servers are told by their records as written (llama.cpp's
+                // JSON lines), while they are looked for.
+                if self.other_servers.sampling() {
+                    self.json_record.clear();
+                    self.json_record.extend_from_slice(raw);
+                    self.json_record_no = Some(no);
+                }
                 self.on_text(no, &text);
                 self.json_record_no = None;
                 self.json_text = text;
