@@ -6,13 +6,15 @@
 //! second time. Counts and throughput are summed over a round, KV usage averaged.
 
 use crate::config::ServerConfig;
+mod finish;
+mod phase;
+
+use phase::{main_phase, Phase};
+
 use crate::model::{ConfigItem, Event, EventKind, Record, Sample, SampleKind};
-use crate::report::{
-    EventSummary, RunSummary, SourceSeries, SourceSummary, Summary, TimelineReport,
-};
+use crate::report::{EventSummary, RunSummary, SourceSummary, Summary, TimelineReport};
 use crate::round::sig;
 use crate::series::{Obs, Series};
-use crate::stats::Stream;
 use crate::time::{format_stamp, Clock, Stamp};
 
 /// A silence longer than this between stats lines is idle time: engines log
@@ -60,135 +62,6 @@ struct SourceAcc {
     /// Clock of this source's previous decode/interval line.
     prev_t: Option<f64>,
     series: Series,
-}
-
-/// What a round keeps of each source's line.
-#[derive(Debug, Clone, Copy)]
-struct Held {
-    running: Option<u32>,
-    queued: Option<u32>,
-    kv_tokens: Option<u64>,
-    kv_usage: Option<f64>,
-    gen_tok_s: Option<f64>,
-    input_tok_s: Option<f64>,
-}
-
-impl Held {
-    fn of(s: &Sample) -> Self {
-        Held {
-            running: s.running,
-            queued: s.queued,
-            kv_tokens: s.kv_tokens,
-            kv_usage: s.kv_usage,
-            gen_tok_s: s.gen_tok_s,
-            input_tok_s: s.input_tok_s,
-        }
-    }
-}
-
-/// Combined statistics of one phase (decode/interval lines, or prefill lines).
-#[derive(Debug, Default)]
-struct Phase {
-    pending: Vec<Option<Held>>,
-    pending_t: f64,
-    pending_line: u64,
-    rounds: u64,
-    running: Stream,
-    queued: Stream,
-    kv_usage: Stream,
-    kv_tokens: Stream,
-    gen: Stream,
-    input: Stream,
-    /// Where the maxima were seen.
-    max_queued_line: Option<(f64, u64)>,
-    max_running_line: Option<(f64, u64)>,
-}
-
-impl Phase {
-    fn add(&mut self, src: usize, t: f64, s: &Sample, series: &mut Series, prefill: bool) {
-        if self.pending.len() <= src {
-            self.pending.resize(src + 1, None);
-        }
-        if self.pending[src].is_some() {
-            self.close(series, prefill);
-        }
-        if self.pending.iter().all(Option::is_none) {
-            self.pending_t = t;
-            self.pending_line = s.line;
-        }
-        self.pending[src] = Some(Held::of(s));
-    }
-
-    fn close(&mut self, series: &mut Series, prefill: bool) {
-        let mut n = 0u32;
-        let (mut run, mut q, mut kvt, mut gen, mut inp) = (None, None, None, None, None);
-        let (mut kv_sum, mut kv_n) = (0.0, 0u32);
-        fn acc<T: Into<f64> + Copy>(slot: &mut Option<f64>, v: Option<T>) {
-            if let Some(v) = v {
-                *slot = Some(slot.unwrap_or(0.0) + v.into());
-            }
-        }
-        for s in self.pending.iter_mut().filter_map(Option::take) {
-            n += 1;
-            acc(&mut run, s.running);
-            acc(&mut q, s.queued);
-            acc(&mut kvt, s.kv_tokens.map(|v| v as f64));
-            acc(&mut gen, s.gen_tok_s);
-            acc(&mut inp, s.input_tok_s);
-            if let Some(u) = s.kv_usage {
-                kv_sum += u;
-                kv_n += 1;
-            }
-        }
-        if n == 0 {
-            return;
-        }
-        self.rounds += 1;
-        let kv = (kv_n > 0).then(|| kv_sum / kv_n as f64);
-        let put = |st: &mut Stream, v: Option<f64>| {
-            if let Some(v) = v {
-                st.add(v)
-            }
-        };
-        put(&mut self.running, run);
-        put(&mut self.queued, q);
-        put(&mut self.kv_usage, kv);
-        put(&mut self.kv_tokens, kvt);
-        put(&mut self.gen, gen);
-        put(&mut self.input, inp);
-        let line = self.pending_line;
-        if let Some(v) = q {
-            if self.max_queued_line.is_none_or(|(m, _)| v > m) {
-                self.max_queued_line = Some((v, line));
-            }
-        }
-        if let Some(v) = run {
-            if self.max_running_line.is_none_or(|(m, _)| v > m) {
-                self.max_running_line = Some((v, line));
-            }
-        }
-        series.add(
-            self.pending_t,
-            line,
-            &Obs {
-                running: run,
-                queued: q,
-                kv_usage: kv,
-                gen_tok_s: gen,
-                input_tok_s: inp,
-                prefill,
-            },
-        );
-    }
-}
-
-/// Decode (or interval) lines when there are any, else prefill lines.
-fn main_phase<'a>(decode: &'a Phase, prefill: &'a Phase) -> &'a Phase {
-    if decode.rounds > 0 {
-        decode
-    } else {
-        prefill
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -569,131 +442,6 @@ impl Timeline {
                 self.series.add_retraction(rel, s.line);
             }
             self.decode.add(src, rel, s, &mut self.series, false);
-        }
-    }
-
-    /// The report's figures: of the only run, or, when the log holds several,
-    /// of the last (or of the latest long one when the last is too short), with
-    /// every run in brief.
-    pub fn finish(mut self) -> Finished {
-        if self.runs.is_empty() {
-            return self.finish_run();
-        }
-        let mut runs = std::mem::take(&mut self.runs);
-        runs.push(self.brief());
-        let restarts = self.restarts;
-        let last_lines = self.run_stat_lines;
-        let kept = self.kept.take();
-        let judge_kept = kept.as_ref().is_some_and(|k| {
-            self.wanted == Some(k.run)
-                || (self.wanted != Some(self.run)
-                    && last_lines < SHORT_RUN_LINES
-                    && k.run_stat_lines >= LONGER_RUN_FACTOR * last_lines.max(1))
-        });
-        let (judged, other) = match kept {
-            Some(k) if judge_kept => (*k, None),
-            k => (self, k),
-        };
-        let previous = other
-            .filter(|p| p.run + 1 == judged.run)
-            .map(|p| Box::new(p.finish_run()));
-        if let Some(r) = runs.iter_mut().find(|r| r.run == judged.run + 1) {
-            r.analyzed = true;
-        }
-        let mut f = judged.finish_run();
-        f.events.restarts = restarts;
-        f.summary.restarts = restarts;
-        f.runs = runs;
-        f.previous = previous;
-        f
-    }
-
-    fn finish_run(mut self) -> Finished {
-        self.decode.close(&mut self.series, false);
-        self.prefill.close(&mut self.series, true);
-        let has_decode = self.decode.rounds > 0;
-        let (span, idle) = self.span_idle();
-        let busy = span - idle;
-        let preemptions = self.preemptions();
-        if self.preempt_cumulative_max > 0 {
-            self.retracted_requests = self.retracted_requests.max(self.preempt_cumulative_max);
-        }
-        self.events.preemptions = preemptions;
-        let main = main_phase(&self.decode, &self.prefill);
-        let input_stream = if self.decode.input.count() > 0 {
-            &self.decode.input
-        } else {
-            &self.prefill.input
-        };
-        // A figure the main phase lacks (cut lines, old formats) comes from the other phase.
-        let either = |f: fn(&Phase) -> &Stream| {
-            f(main)
-                .distribution()
-                .or_else(|| f(&self.prefill).distribution())
-        };
-        let summary = Summary {
-            gen_throughput_tok_s: self.decode.gen.distribution(),
-            input_throughput_tok_s: input_stream.distribution(),
-            running_requests: either(|p| &p.running),
-            queued_requests: either(|p| &p.queued),
-            kv_usage: either(|p| &p.kv_usage),
-            kv_tokens: either(|p| &p.kv_tokens),
-            generated_tokens_estimate: sig(self.gen_tokens),
-            sustained_gen_tok_s: self.sustained(busy),
-            prefill_tokens: self.prefill_tokens,
-            cached_prompt_tokens: self.cached_tokens,
-            retractions: self.events.retractions + preemptions,
-            retracted_requests: self.retracted_requests,
-            out_of_memory_events: self.events.out_of_memory,
-            restarts: self.events.restarts,
-        };
-        let sources = self
-            .sources
-            .iter()
-            .map(|s| SourceSummary {
-                source: s.name.clone(),
-                stat_lines: s.stat_lines,
-                gen_throughput_tok_s_mean: s.gen.mean().map(sig),
-                running_requests_mean: s.running.mean().map(sig),
-                queued_requests_mean: s.queued.mean().map(sig),
-                kv_usage_mean: s.kv.mean().map(sig),
-            })
-            .collect();
-        let per_source = if self.sources.len() > 1 {
-            self.sources
-                .iter()
-                .take(MAX_SOURCE_SERIES)
-                .map(|s| SourceSeries {
-                    source: s.name.clone(),
-                    points: s.series.points(has_decode),
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let mut gaps = self.gaps;
-        gaps.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
-        Finished {
-            span_s: sig(span),
-            busy_s: sig(busy),
-            idle_s: sig(idle),
-            first_timestamp: self.first_stamp.as_ref().map(format_stamp),
-            last_timestamp: self.last_stamp.as_ref().map(format_stamp),
-            config: self.config,
-            summary,
-            sources,
-            events: self.events,
-            timeline: TimelineReport {
-                bucket_seconds: self.series.bucket_seconds(),
-                points: self.series.points(has_decode),
-                per_source,
-                idle_gaps: gaps,
-                idle_gap_count: self.gap_count,
-                max_queued_line: main.max_queued_line.map(|(_, l)| l),
-                max_running_line: main.max_running_line.map(|(_, l)| l),
-            },
-            runs: Vec::new(),
-            previous: None,
         }
     }
 }
