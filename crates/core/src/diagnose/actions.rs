@@ -220,7 +220,7 @@ pub fn kv_capacity(c: &Ctx) -> Vec<Action> {
                 c,
                 h * 1.1,
                 format!(
-                    "The pool admits ~{} requests of this size at once; sending more only lengthens the queue (same throughput, longer time to first token)",
+                    "The pool admits ~{} requests of this size at once: a tenth more in flight keeps it full, and sending more than that only lengthens the queue (same throughput, longer time to first token)",
                     num(h)
                 ),
             ));
