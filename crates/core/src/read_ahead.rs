@@ -33,6 +33,8 @@ pub(crate) enum Pre {
 #[derive(Default)]
 pub struct Prepared {
     pub(crate) lines: Vec<Pre>,
+    /// Per line: it was read from the text of a JSON record ([`crate::json_lines`]).
+    pub(crate) json: Vec<bool>,
     /// Offsets of the chunk's newlines (one per line), so the analyzer need not search again.
     pub(crate) newlines: Vec<u32>,
     pub(crate) records: Vec<Record>,
@@ -52,6 +54,8 @@ impl Prepared {
 /// Reads chunks ahead with its own parsers. Create one per thread.
 pub struct ReadAhead {
     parsers: Vec<Box<dyn LineParser>>,
+    /// The text of the JSON record being read.
+    text: Vec<u8>,
 }
 
 impl ReadAhead {
@@ -61,6 +65,7 @@ impl ReadAhead {
                 .iter()
                 .map(|&e| parser_for(e))
                 .collect(),
+            text: Vec::new(),
         }
     }
 
@@ -75,6 +80,7 @@ impl ReadAhead {
     /// [`ReadAhead::read`] into a reused `Prepared` (its memory is kept).
     pub fn read_into(&mut self, chunk: &[u8], p: &mut Prepared) {
         p.lines.clear();
+        p.json.clear();
         p.newlines.clear();
         p.records.clear();
         p.engines.clear();
@@ -85,13 +91,25 @@ impl ReadAhead {
         }
         p.engines.extend(self.parsers.iter().map(|p| p.engine()));
         lines::newlines(chunk, &mut p.newlines, |l, escape| {
-            // ANSI codes are stripped, and JSON records unwrapped, in order by the analyzer.
-            let pre = if escape || crate::json_lines::may_be_record(l) {
-                Pre::Unread
+            // ANSI codes are stripped in order by the analyzer (also those a JSON record's text holds).
+            let (pre, json) = if escape {
+                (Pre::Unread, false)
+            } else if crate::json_lines::may_be_record(l) {
+                let mut text = std::mem::take(&mut self.text);
+                let read = if !crate::json_lines::unwrap(l, &mut text) {
+                    (self.line(l, &mut p.records), false)
+                } else if memchr::memchr(0x1b, &text).is_some() {
+                    (Pre::Unread, false)
+                } else {
+                    (self.line(&text, &mut p.records), true)
+                };
+                self.text = text;
+                read
             } else {
-                self.line(l, &mut p.records)
+                (self.line(l, &mut p.records), false)
             };
             p.lines.push(pre);
+            p.json.push(json);
         });
     }
 

@@ -85,3 +85,16 @@ pub fn cuts(len: usize, n: usize, seed: u64) -> Vec<usize> {
     v.sort();
     v
 }
+
+/// Each line of `log` as Docker's json-file driver writes it, stamped eight
+/// hours off the engine's own clock (Docker writes UTC; the engine its local time).
+pub fn docker_json(log: &str) -> String {
+    log.lines()
+        .map(|l| {
+            format!(
+                "{{\"log\":{},\"stream\":\"stderr\",\"time\":\"2026-02-24T18:00:00.123456789Z\"}}\n",
+                serde_json::to_string(&format!("{l}\n")).unwrap()
+            )
+        })
+        .collect()
+}

@@ -12,19 +12,6 @@ fn quoted(s: &str) -> String {
     serde_json::to_string(s).unwrap()
 }
 
-/// Each line as Docker's json-file driver writes it, stamped eight hours off the
-/// engine's own clock (Docker writes UTC; the engine its local time).
-fn docker_json(log: &str) -> String {
-    log.lines()
-        .map(|l| {
-            format!(
-                "{{\"log\":{},\"stream\":\"stderr\",\"time\":\"2026-02-24T18:00:00.123456789Z\"}}\n",
-                quoted(&format!("{l}\n"))
-            )
-        })
-        .collect()
-}
-
 /// Each line as `journalctl -o json` exports it.
 fn journald_json(log: &str) -> String {
     log.lines()
@@ -80,7 +67,7 @@ fn docker_json_file_logs_read_like_the_plain_log() {
         let plain = common::analyze(log.as_bytes());
         assert!(plain.input.stat_lines > 0, "{name}");
         assert_eq!(plain.input.json_records, 0, "{name}");
-        let wrapped = common::analyze(docker_json(&log).as_bytes());
+        let wrapped = common::analyze(common::docker_json(&log).as_bytes());
         same_reading(&name, &plain, &wrapped);
     }
 }
@@ -100,7 +87,7 @@ fn json_records_read_the_same_ahead_and_line_by_line_in_any_chunking() {
     // Plain and wrapped lines mixed, as when a collector starts part-way.
     let half = log.len() / 2;
     let cut = log[..half].rfind('\n').unwrap() + 1;
-    let mixed = format!("{}{}", &log[..cut], docker_json(&log[cut..]));
+    let mixed = format!("{}{}", &log[..cut], common::docker_json(&log[cut..]));
     let bytes = mixed.as_bytes();
     let want =
         serde_json::to_string(&common::analyze_line_by_line(bytes, Options::default())).unwrap();

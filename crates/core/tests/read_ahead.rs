@@ -40,7 +40,28 @@ fn inputs() -> Vec<(String, Vec<u8>)> {
     for folder in ["sglang", "vllm", "other", "hostile"] {
         v.extend(common::fixtures_in(folder));
     }
-    v.extend(common::example_logs());
+    let examples = common::example_logs();
+    // The same logs as Docker's json-file driver keeps them; in one, some lines
+    // carry colour codes and some stats lines are cut short inside their records.
+    for (i, (name, bytes)) in examples.iter().enumerate() {
+        let mut log = String::from_utf8(bytes.clone()).unwrap();
+        if i == 0 {
+            log = log
+                .lines()
+                .enumerate()
+                .map(|(k, l)| match k % 97 {
+                    3 => format!("\u{1b}[32m{l}\u{1b}[0m\n"),
+                    5 if l.contains(" batch") => format!("{}\n", &l[..l.len() * 2 / 3]),
+                    _ => format!("{l}\n"),
+                })
+                .collect();
+        }
+        v.push((
+            format!("{name} (docker json)"),
+            common::docker_json(&log).into_bytes(),
+        ));
+    }
+    v.extend(examples);
     assert!(v.len() > 60, "fixtures found: {}", v.len());
     v
 }

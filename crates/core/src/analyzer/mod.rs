@@ -93,6 +93,8 @@ struct Ahead {
     no: u64,
     pre: Pre,
     recs: std::ops::Range<usize>,
+    /// Read from the text of a JSON record.
+    json: bool,
 }
 
 /// The engines whose parsers read each line, in order.
@@ -276,11 +278,13 @@ impl Analyzer {
         // The records stay where they were read; each line gets its range.
         std::mem::swap(&mut self.ahead_recs, &mut prepared.records);
         let mut pres = prepared.lines.drain(..);
+        let mut jsons = prepared.json.drain(..);
         let mut next_rec = 0;
         let mut splitter = std::mem::take(&mut self.splitter);
         let newlines = std::mem::take(&mut prepared.newlines);
         splitter.feed_spans(chunk, &newlines, &mut |no, span| {
             let pre = pres.next().unwrap_or(Pre::Unread);
+            let json = jsons.next().unwrap_or(false);
             let mut recs = next_rec..next_rec;
             if let Pre::Stats {
                 engine,
@@ -294,9 +298,18 @@ impl Analyzer {
                 if self.held.is_none() {
                     // What `on_line` would do, without reading the line's bytes again.
                     self.held_joins = 0;
-                    self.stats_read_ahead(no, engine, full, damaged, recs, || {
-                        physical(&chunk[span.clone()]).0
-                    });
+                    let raw = physical(&chunk[span.clone()]).0;
+                    if !json {
+                        self.stats_read_ahead(no, engine, full, damaged, recs, || raw);
+                        return;
+                    }
+                    self.input.json_records += 1;
+                    // Only a damaged record's example shows the text: unwrapped again then.
+                    let mut text = std::mem::take(&mut self.json_text);
+                    let shown = damaged > 0 && crate::json_lines::unwrap(raw, &mut text);
+                    let line: &[u8] = if shown { &text } else { raw };
+                    self.stats_read_ahead(no, engine, full, damaged, recs, || line);
+                    self.json_text = text;
                     return;
                 }
             }
@@ -311,17 +324,24 @@ impl Analyzer {
                 {
                     // A labelled line nothing else reads (most are access lines).
                     self.held_joins = 0;
+                    self.input.json_records += json as u64;
                     self.count_other(label);
                     return;
                 }
             }
-            self.ahead = Some(Ahead { no, pre, recs });
+            self.ahead = Some(Ahead {
+                no,
+                pre,
+                recs,
+                json,
+            });
             self.on_line(no, physical(&chunk[span]).0);
             self.ahead = None;
         });
         self.splitter = splitter;
         prepared.newlines = newlines;
         drop(pres);
+        drop(jsons);
         std::mem::swap(&mut self.ahead_recs, &mut prepared.records);
         prepared.records.clear();
     }
@@ -341,12 +361,16 @@ impl Analyzer {
     }
 
     fn on_line(&mut self, no: u64, raw: &[u8]) {
-        // A line read ahead is no JSON record and holds no ANSI code (those are left unread).
-        let read_ahead = self.ahead.as_ref().is_some_and(|a| a.pre != Pre::Unread);
-        if read_ahead {
+        // A line read ahead holds no ANSI code (those are left unread); one read
+        // from a JSON record's text is unwrapped again.
+        let (read_ahead, json) = match &self.ahead {
+            Some(a) if a.pre != Pre::Unread => (true, a.json),
+            _ => (false, false),
+        };
+        if read_ahead && !json {
             return self.on_clean_line(no, raw);
         }
-        if crate::json_lines::may_be_record(raw) {
+        if json || crate::json_lines::may_be_record(raw) {
             let mut text = std::mem::take(&mut self.json_text);
             if crate::json_lines::unwrap(raw, &mut text) {
                 self.input.json_records += 1;
@@ -357,7 +381,11 @@ impl Analyzer {
                     self.json_record.extend_from_slice(raw);
                     self.json_record_no = Some(no);
                 }
-                self.on_text(no, &text);
+                if read_ahead {
+                    self.on_clean_line(no, &text);
+                } else {
+                    self.on_text(no, &text);
+                }
                 self.json_record_no = None;
                 self.json_text = text;
                 return;
