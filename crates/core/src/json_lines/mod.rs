@@ -5,6 +5,8 @@
 //! record's own time when it gives one as text (as `docker logs --timestamps`
 //! puts it), so the engine parsers see what they would in a plain log.
 
+mod docker;
+
 use std::borrow::Cow;
 
 use serde::Deserialize;
@@ -56,12 +58,17 @@ pub fn may_be_record(line: &[u8]) -> bool {
 }
 
 /// The text of a JSON-wrapped log line, written to `out` (time, a space, the
-/// text; its trailing newline dropped). False, with `out` untouched, when the
-/// line is not a JSON object with a text field of a known name.
+/// text; its trailing newline dropped). False when the line is not a JSON
+/// object with a text field of a known name (`out` may have been written).
 pub fn unwrap(line: &[u8], out: &mut Vec<u8>) -> bool {
     if !may_be_record(line) {
         return false;
     }
+    docker::unwrap(line, out).is_some() || unwrap_general(line, out)
+}
+
+/// [`unwrap`] by a general JSON reader: any layout, any escape.
+fn unwrap_general(line: &[u8], out: &mut Vec<u8>) -> bool {
     let Ok(w) = serde_json::from_slice::<Wrapped>(line) else {
         return false;
     };
