@@ -104,17 +104,7 @@ impl Model {
             Bound::KvCache
         };
 
-        let StepTime {
-            a,
-            b,
-            c,
-            pf,
-            cov_ab,
-            r2,
-            fitted,
-            points,
-            spread,
-        } = StepTime::fit(&StepInputs {
+        let step = StepTime::fit(&StepInputs {
             points: &r.timeline.points,
             running,
             gen,
@@ -168,13 +158,13 @@ impl Model {
             kv_capacity: cap,
             kv_per_request,
             kv_usage,
-            a,
-            b,
-            c,
-            spread,
-            fitted,
-            r2,
-            points,
+            a: step.a,
+            b: step.b,
+            c: step.c,
+            spread: step.spread,
+            fitted: step.fitted,
+            r2: step.r2,
+            points: step.points,
             queue_bound,
             bound,
             sglang,
@@ -186,9 +176,9 @@ impl Model {
             mem_fraction_static: mfs,
             gpu_memory_utilization: gmu,
             kv_fp8,
-            pf_per_request: pf,
+            pf_per_request: step.pf,
             recompute_share,
-            cov_ab,
+            cov_ab: step.cov_ab,
         })
     }
 
