@@ -69,6 +69,21 @@ fn docker_json_file_logs_read_like_the_plain_log() {
         assert_eq!(plain.input.json_records, 0, "{name}");
         let wrapped = common::analyze(common::docker_json(&log).as_bytes());
         same_reading(&name, &plain, &wrapped);
+        // The reports say where the lines came from; a plain log's do not.
+        let lines = wrapped.input.lines;
+        let noted = |r: &Report| {
+            (
+                batchlens_core::render::text(r, false).contains(&format!(
+                    "{} read from JSON records",
+                    batchlens_core::render::count(lines as f64, "line", "lines")
+                )),
+                batchlens_core::render::markdown(r).contains(&format!(
+                    "Lines read from JSON records (Docker, journald, a collector): {lines}."
+                )),
+            )
+        };
+        assert_eq!(noted(&wrapped), (true, true), "{name}");
+        assert_eq!(noted(&plain), (false, false), "{name}");
     }
 }
 

@@ -123,5 +123,12 @@ pub fn markdown(r: &Report) -> String {
         "Retractions/preemptions: {}. Damaged stats lines: {}. Unrecognised lines: {}.",
         r.summary.retractions, r.input.damaged_stat_lines, r.input.unrecognized_lines
     );
+    if r.input.json_records > 0 {
+        let _ = writeln!(
+            o,
+            "Lines read from JSON records (Docker, journald, a collector): {}.",
+            r.input.json_records
+        );
+    }
     o
 }
