@@ -105,6 +105,14 @@ impl VllmRank {
         }
     }
 
+    /// A finished request leaves the batch: its blocks and tokens are freed.
+    fn retire(&mut self, i: usize) {
+        let v = self.running.remove(i);
+        self.used_blocks -= v.blocks as u64;
+        self.kv_tokens -= v.computed as u64;
+        self.done_buf.push(v.req);
+    }
+
     fn free_blocks(&self) -> u64 {
         self.usable_blocks - self.used_blocks
     }
@@ -262,10 +270,7 @@ impl VllmRank {
                 r.req.first_tok_t = t;
             }
             if !r.prefilling && r.req.gen >= r.req.output_len {
-                let v = self.running.remove(i);
-                self.used_blocks -= v.blocks as u64;
-                self.kv_tokens -= v.computed as u64;
-                self.done_buf.push(v.req);
+                self.retire(i);
             } else {
                 i += 1;
             }
@@ -387,10 +392,7 @@ impl VllmRank {
         let mut i = 0;
         while i < self.running.len() {
             if self.running[i].req.gen >= self.running[i].req.output_len {
-                let v = self.running.remove(i);
-                self.used_blocks -= v.blocks as u64;
-                self.kv_tokens -= v.computed as u64;
-                self.done_buf.push(v.req);
+                self.retire(i);
             } else {
                 i += 1;
             }
