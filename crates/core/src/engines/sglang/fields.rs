@@ -6,7 +6,7 @@ use crate::model::Sample;
 
 /// The sample field a key sets.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Slot {
+pub(super) enum Slot {
     Running,
     Queued,
     KvTokens,
@@ -47,14 +47,14 @@ fn slot(key: &[u8]) -> Slot {
 
 /// A value as read from the text.
 #[derive(Clone, Copy)]
-enum Value {
+pub(super) enum Value {
     Int(u64),
     Float(f64),
     Bool(bool),
 }
 
 /// Stores a value into the slot's field, if it has the slot's type.
-fn store(s: &mut Sample, slot: Slot, v: Value) -> bool {
+pub(super) fn store(s: &mut Sample, slot: Slot, v: Value) -> bool {
     match (slot, v) {
         (Slot::Running | Slot::Queued | Slot::NewSeqs | Slot::Preempted, Value::Int(n)) => {
             let Ok(n) = u32::try_from(n) else {
@@ -126,6 +126,16 @@ fn is_value(v: &[u8]) -> bool {
 /// values (same digits, same division), so the sample is the same; anything
 /// else returns false and the general reading starts again.
 pub(super) fn plain_fields(b: &[u8], s: &mut Sample, memo: &mut KeyMemo) -> bool {
+    plain_fields_marked(b, s, memo, |_, _, _| {})
+}
+
+/// [`plain_fields`], telling `mark` where each value lies (start, end) and its slot.
+pub(super) fn plain_fields_marked(
+    b: &[u8],
+    s: &mut Sample,
+    memo: &mut KeyMemo,
+    mut mark: impl FnMut(usize, usize, Slot),
+) -> bool {
     let mut i = 0;
     let mut prev = START;
     loop {
@@ -165,6 +175,7 @@ pub(super) fn plain_fields(b: &[u8], s: &mut Sample, memo: &mut KeyMemo) -> bool
         if slot != Slot::Unused && !store(s, slot, v) {
             return false;
         }
+        mark(i, end, slot);
         i = end;
         if i == b.len() {
             return true;
@@ -257,7 +268,7 @@ fn digits(b: &[u8], mut i: usize) -> (u64, usize, usize) {
 }
 
 /// A plain value at `i` of the type the slot wants, and where it ends.
-fn plain_value(b: &[u8], i: usize, slot: Slot) -> Option<(Value, usize)> {
+pub(super) fn plain_value(b: &[u8], i: usize, slot: Slot) -> Option<(Value, usize)> {
     let rest = &b[i..];
     let first = *rest.first()?;
     if !first.is_ascii_digit() {

@@ -8,6 +8,7 @@ mod gate;
 mod ranks;
 mod startup;
 mod stats;
+mod template;
 
 use std::sync::OnceLock;
 
@@ -130,6 +131,8 @@ pub struct SglangParser {
     keys: KeyMemo,
     /// The last stamp, by the 21 bytes it is read from (lines of one second share it).
     stamps: PrefixCache<Option<StampFound>>,
+    /// Layouts of earlier stats lines, to read the next ones by.
+    templates: template::Templates,
 }
 
 impl Default for SglangParser {
@@ -140,6 +143,7 @@ impl Default for SglangParser {
             ranks: PrefixCache::default(),
             keys: KeyMemo::default(),
             stamps: PrefixCache::with_slots(1),
+            templates: template::Templates::default(),
         }
     }
 }

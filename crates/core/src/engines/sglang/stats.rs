@@ -22,7 +22,7 @@ fn find_sep(hay: &[u8], sep: [u8; 2]) -> Option<usize> {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Header {
+pub(super) enum Header {
     Decode,
     Prefill,
     NewFill,
@@ -30,10 +30,10 @@ enum Header {
 
 pub(super) struct Found {
     /// Start of the header word ("Decode", "Prefill", "new").
-    start: usize,
+    pub(super) start: usize,
     /// Just after "batch".
-    end: usize,
-    kind: Header,
+    pub(super) end: usize,
+    pub(super) kind: Header,
 }
 
 impl SglangParser {
@@ -83,6 +83,12 @@ impl SglangParser {
         last_chance: bool,
         out: &mut Vec<Record>,
     ) -> Option<Outcome> {
+        if self.templates.read(line, no, &mut self.stamps, out) {
+            return Some(Outcome::Stats {
+                full: 1,
+                damaged: 0,
+            });
+        }
         let mut hs = std::mem::take(&mut self.hdrs);
         self.headers(line, &mut hs);
         let o = if hs.is_empty() {
@@ -90,6 +96,9 @@ impl SglangParser {
         } else {
             read_records(&hs, line, no, last_chance, &mut self.memos(), out)
         };
+        if let ([h], Some(Outcome::Stats { full: 1, .. })) = (&hs[..], &o) {
+            self.templates.learn(line, h, &mut self.keys);
+        }
         self.hdrs = hs;
         o
     }
