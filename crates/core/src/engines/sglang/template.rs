@@ -23,7 +23,7 @@
 //! Anything else (a value too long, another layout, a damaged line) is a miss,
 //! and the general reader reads the line as before.
 
-use super::fields::{plain_fields_marked, plain_value, store, KeyMemo, Slot};
+use super::fields::{plain_fields_marked, plain_value_into, KeyMemo, Slot};
 use super::ranks::read_prefix;
 use super::stats::{Found, Header};
 use crate::engines::prefix::{bracketed_head, bracketed_stamp, Found as StampFound};
@@ -82,12 +82,9 @@ impl Template {
                     i + n
                 }
                 Hole::Field(slot) => {
-                    let Some((v, end)) = plain_value(line, i, slot) else {
+                    let Some(end) = plain_value_into(line, i, slot, s) else {
                         return false;
                     };
-                    if slot != Slot::Unused && !store(s, slot, v) {
-                        return false;
-                    }
                     end
                 }
             };
