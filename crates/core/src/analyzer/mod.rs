@@ -298,11 +298,14 @@ impl Analyzer {
                 if self.held.is_none() {
                     // What `on_line` would do, without reading the line's bytes again.
                     self.held_joins = 0;
-                    let raw = physical(&chunk[span.clone()]).0;
+                    // Read only to show a damaged record: a line's bytes are
+                    // rarely still in cache by now, and one load would miss.
+                    let raw = || physical(&chunk[span.clone()]).0;
                     if !json {
-                        self.stats_read_ahead(no, engine, full, damaged, recs, || raw);
+                        self.stats_read_ahead(no, engine, full, damaged, recs, raw);
                         return;
                     }
+                    let raw = raw();
                     self.input.json_records += 1;
                     // Only a damaged record's example shows the text: unwrapped again then.
                     let mut text = std::mem::take(&mut self.json_text);
