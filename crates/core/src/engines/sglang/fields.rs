@@ -336,7 +336,14 @@ fn plain_value_inline(b: &[u8], i: usize, slot: Slot) -> Option<(Value, usize)> 
         return Some((Value::Bool(false), end));
     }
     let v = decimal(m, k);
-    Some((Value::Float(if percent { v / 100.0 } else { v }), end))
+    Some((Value::Float(if percent { hundredth(v) } else { v }), end))
+}
+
+/// `v / 100`, out of line: inlined, the division is done for every value and
+/// the result dropped unless it is a percentage (rare), and divisions are dear.
+#[inline(never)]
+fn hundredth(v: f64) -> f64 {
+    v / 100.0
 }
 
 #[cfg(test)]

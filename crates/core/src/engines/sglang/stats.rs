@@ -83,7 +83,7 @@ impl SglangParser {
         last_chance: bool,
         out: &mut Vec<Record>,
     ) -> Option<Outcome> {
-        if self.templates.read(line, no, &mut self.stamps, out) {
+        if self.templates.read(line, no, out) {
             return Some(Outcome::Stats {
                 full: 1,
                 damaged: 0,

@@ -26,10 +26,10 @@
 use super::fields::{plain_fields_marked, plain_value_into, KeyMemo, Slot};
 use super::ranks::read_prefix;
 use super::stats::{Found, Header};
-use crate::engines::prefix::{bracketed_head, bracketed_stamp, Found as StampFound};
-use crate::engines::prefix_cache::PrefixCache;
+use crate::engines::prefix::{bracketed_head, bracketed_stamp};
 use crate::fields::{starts, trim};
 use crate::model::{Record, Sample, SampleKind, SourceName};
+use crate::time::Stamp;
 
 /// `[YYYY-MM-DD HH:MM:SS` and the byte after it, which [`bracketed_head`] reads.
 const STAMP_LEN: usize = 21;
@@ -61,14 +61,14 @@ struct Template {
 impl Template {
     /// Reads a line into `s`, a sample with every field unset (filled where
     /// it lies: a sample is large). False on a miss, leaving `s` part-filled.
-    fn read(&self, line: &[u8], no: u64, stamp: &StampFound, s: &mut Sample) -> bool {
+    fn read(&self, line: &[u8], no: u64, stamp: &Stamp, s: &mut Sample) -> bool {
         let mut i = STAMP_LEN;
         if !starts(&line[i..], &self.text[..self.head]) {
             return false;
         }
         i += self.head;
         s.line = no;
-        s.stamp = Some(stamp.stamp);
+        s.stamp = Some(*stamp);
         s.source = self.source.clone();
         s.kind = Some(self.kind);
         let mut from = self.head;
@@ -104,6 +104,8 @@ pub(super) struct Templates {
     buckets: Vec<[u16; WAYS]>,
     hits: u64,
     learned: u64,
+    /// The stamp last read, by its text.
+    last_stamp: Option<([u8; STAMP_LEN], Stamp)>,
 }
 
 impl Default for Templates {
@@ -113,6 +115,7 @@ impl Default for Templates {
             buckets: vec![[EMPTY; WAYS]; BUCKETS],
             hits: 0,
             learned: 0,
+            last_stamp: None,
         }
     }
 }
@@ -139,13 +142,7 @@ impl Templates {
 
     /// Reads a line that matches a learned template into a sample pushed on
     /// `out`; false (and `out` as it was) when none matches.
-    pub(super) fn read(
-        &mut self,
-        line: &[u8],
-        no: u64,
-        stamps: &mut PrefixCache<Option<StampFound>>,
-        out: &mut Vec<Record>,
-    ) -> bool {
+    pub(super) fn read(&mut self, line: &[u8], no: u64, out: &mut Vec<Record>) -> bool {
         if self.list.is_empty() {
             return false;
         }
@@ -165,7 +162,7 @@ impl Templates {
             }
             let st = match stamp {
                 Some(st) => st,
-                None => match stamps.get(&line[..STAMP_LEN], bracketed_head) {
+                None => match stamp_of(&mut self.last_stamp, &line[..STAMP_LEN]) {
                     Some(st) => {
                         stamp = Some(st);
                         st
@@ -215,6 +212,21 @@ impl Templates {
         // A full bucket: the least recently read layout gives way.
         self.list[slot] = t;
         ways.swap(0, WAYS - 1);
+    }
+}
+
+/// [`bracketed_head`] of a line's first bytes, remembered for the next
+/// line (a busy log prints many lines within one second).
+#[inline]
+fn stamp_of(last: &mut Option<([u8; STAMP_LEN], Stamp)>, head: &[u8]) -> Option<Stamp> {
+    let head: &[u8; STAMP_LEN] = head.try_into().ok()?;
+    match last {
+        Some((h, st)) if h == head => Some(*st),
+        _ => {
+            let st = bracketed_head(head)?.stamp;
+            *last = Some((*head, st));
+            Some(st)
+        }
     }
 }
 
