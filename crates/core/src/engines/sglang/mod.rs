@@ -53,6 +53,8 @@ const STARTUP: [&[u8]; 10] = [
 ];
 const HICACHE: [&[u8]; 3] = [b"Prefetch operation", b"Backup to storage", b"HiCache"];
 const REQUEST_LOG: [&[u8]; 2] = [b"Receive: obj=", b"Finish: obj="];
+/// What every stats header holds (`stats.rs` finds `batch` after one of these).
+const HEADERS: [&[u8]; 3] = [b"Decode batch", b"Prefill batch", b"new fill batch"];
 
 /// Every phrase searched on every line, compiled once (building a searcher per
 /// call cost more than the search).
@@ -89,6 +91,7 @@ fn gated_phrases() -> impl Iterator<Item = &'static &'static [u8]> {
     .chain(&STARTUP)
     .chain(&HICACHE)
     .chain(&REQUEST_LOG)
+    .chain(&HEADERS)
 }
 
 fn phrases() -> &'static Phrases {
@@ -251,19 +254,35 @@ impl LineParser for SglangParser {
     }
 
     fn read_ahead(&mut self, line: &[u8], out: &mut Vec<Record>) -> Option<Ahead> {
+        if self.templates.read(line, 0, out) {
+            return Some(Ahead::Stats {
+                full: 1,
+                damaged: 0,
+            });
+        }
+        // No stats header and none of the other phrases: nothing here is ours.
+        if !phrases().gate.may_hold(line) {
+            return Some(Ahead::NotMine);
+        }
         let mark = out.len();
         let stats = self.parse_stats(line, 0, false, out);
-        // Only the phrases behind the gate need state (retractions are de-duplicated).
-        ahead_of(stats, out, mark, || !phrases().gate.may_hold(line))
+        // The phrases behind the gate need state (retractions are de-duplicated).
+        ahead_of(stats, out, mark, || false)
     }
 
     fn parse(&mut self, line: &[u8], no: u64, last_chance: bool, out: &mut Vec<Record>) -> Outcome {
-        if let Some(o) = self.parse_stats(line, no, last_chance, out) {
-            return o;
+        if self.templates.read(line, no, out) {
+            return Outcome::Stats {
+                full: 1,
+                damaged: 0,
+            };
         }
         if !phrases().gate.may_hold(line) {
-            // None of the phrases below is in the line.
+            // No stats header, and none of the phrases below.
             return Outcome::NotMine;
+        }
+        if let Some(o) = self.parse_stats(line, no, last_chance, out) {
+            return o;
         }
         if let Some(o) = self.parse_retraction(line, no, out) {
             return o;

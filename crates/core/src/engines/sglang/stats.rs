@@ -83,12 +83,6 @@ impl SglangParser {
         last_chance: bool,
         out: &mut Vec<Record>,
     ) -> Option<Outcome> {
-        if self.templates.read(line, no, out) {
-            return Some(Outcome::Stats {
-                full: 1,
-                damaged: 0,
-            });
-        }
         let mut hs = std::mem::take(&mut self.hdrs);
         self.headers(line, &mut hs);
         let o = if hs.is_empty() {
