@@ -319,9 +319,13 @@ mod tests {
         }
         files.sort();
         assert!(files.len() >= 30, "{}", files.len());
+        let mut texts: Vec<Vec<u8>> = files
+            .iter()
+            .map(|f| std::fs::read(f).expect("read"))
+            .collect();
+        texts.extend(simulated());
         let mut lines = Vec::new();
-        for f in files {
-            let text = std::fs::read(&f).expect("read");
+        for text in texts {
             for l in text.split(|&c| c == b'\n') {
                 let l = l.strip_suffix(b"\r").unwrap_or(l);
                 if memchr::memmem::find(l, b"batch").is_some() {
@@ -330,6 +334,39 @@ mod tests {
             }
         }
         lines
+    }
+
+    /// Simulated SGLang logs of every preset, with and without DP ranks,
+    /// millisecond stamps and a rank prefix; a few hundred stats lines each.
+    fn simulated() -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        for (k, name) in batchlens_sim::PRESETS.iter().enumerate() {
+            let Some(base) = batchlens_sim::SimConfig::preset(name) else {
+                continue;
+            };
+            if base.engine != batchlens_sim::Engine::Sglang {
+                continue;
+            }
+            let cfg = batchlens_sim::SimConfig {
+                dp_size: 1 + (k % 3) as u32,
+                log_ms: k % 4 == 1,
+                rank_prefix_tp0: k % 2 == 0,
+                num_requests: 150,
+                ..base
+            };
+            let mut text = Vec::new();
+            let mut stats = 0;
+            batchlens_sim::simulate(&cfg, &mut |line| {
+                if stats < 400 {
+                    stats += usize::from(line.contains(" batch"));
+                    text.extend_from_slice(line.as_bytes());
+                    text.push(b'\n');
+                }
+            });
+            out.push(text);
+        }
+        assert!(out.len() >= 5, "{}", out.len());
+        out
     }
 
     /// Variants of a line: each run of digits replaced by other values (too
