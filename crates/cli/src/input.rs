@@ -4,11 +4,12 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
 use batchlens_core::{Analyzer, Prepared, ReadAhead};
 use flate2::read::MultiGzDecoder;
 
+use crate::ordered::{Consume, Ordered};
 use crate::progress::Progress;
 use crate::Failure;
 
@@ -126,13 +127,10 @@ fn feed<R: BufRead + Send>(
     Ok(())
 }
 
-/// The analyzer's side, shared by the workers: chunk `next` is the one it takes next.
+/// The analyzer's side, shared by the workers.
 struct Feeding<'a> {
     analyzer: &'a mut Analyzer,
     bar: Option<Progress>,
-    next: u64,
-    /// A worker stopped while holding a chunk (it panicked): nobody waits for it.
-    abandoned: bool,
 }
 
 fn run_workers<S: Read + Send, F: Fn(io::Error) -> Failure + Send>(
@@ -142,42 +140,33 @@ fn run_workers<S: Read + Send, F: Fn(io::Error) -> Failure + Send>(
 ) -> Result<Option<Progress>, Failure> {
     let opts = analyzer.options().clone();
     let source = Mutex::new(source);
-    let feeding = Mutex::new(Feeding {
-        analyzer,
-        bar,
-        next: 0,
-        abandoned: false,
-    });
-    let turn = Condvar::new();
+    // Chunks are numbered as they are taken, and fed in that order.
+    let ordered = Ordered::new(Feeding { analyzer, bar });
+    let feed = |f: &mut Feeding<'_>, mut c: Chunk| {
+        let (text, prepared) = c.parts();
+        f.analyzer.feed_prepared(text, prepared);
+        if let Some(b) = f.bar.as_mut() {
+            b.update(c.read);
+        }
+        c
+    };
     std::thread::scope(|scope| {
         let worker = || {
             let mut ahead = ReadAhead::new(&opts);
-            let mut chunk = Chunk::new();
-            let _guard = AbandonGuard {
-                feeding: &feeding,
-                turn: &turn,
-            };
+            let _guard = AbandonGuard(&ordered);
             loop {
+                let mut chunk = ordered.spare().unwrap_or_else(Chunk::new);
                 let Some(k) = lock(&source).take(&mut chunk) else {
+                    // The other worker feeds what it still reads.
+                    ordered.consume(Consume::Blocking, feed);
                     return;
                 };
                 let (text, prepared) = chunk.parts();
                 ahead.read_into(text, prepared);
-                let mut f = lock(&feeding);
-                while f.next != k && !f.abandoned {
-                    f = turn.wait(f).unwrap_or_else(|e| e.into_inner());
-                }
-                if f.abandoned {
+                let how = ordered.put(k, chunk);
+                if !ordered.consume(how, feed) {
                     return;
                 }
-                let (text, prepared) = chunk.parts();
-                f.analyzer.feed_prepared(text, prepared);
-                if let Some(b) = f.bar.as_mut() {
-                    b.update(chunk.read);
-                }
-                f.next += 1;
-                drop(f);
-                turn.notify_all();
             }
         };
         let other = scope.spawn(worker);
@@ -190,8 +179,7 @@ fn run_workers<S: Read + Send, F: Fn(io::Error) -> Failure + Send>(
     if let Some(e) = source.failure {
         return Err(e);
     }
-    let f = feeding.into_inner().unwrap_or_else(|e| e.into_inner());
-    Ok(f.bar)
+    Ok(ordered.into_state().bar)
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -200,16 +188,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Wakes the other worker when this one unwinds, so it does not wait for a
 /// chunk that will never come.
-struct AbandonGuard<'g, 'a> {
-    feeding: &'g Mutex<Feeding<'a>>,
-    turn: &'g Condvar,
-}
+struct AbandonGuard<'g, 'a>(&'g Ordered<Chunk, Feeding<'a>>);
 
 impl Drop for AbandonGuard<'_, '_> {
     fn drop(&mut self) {
         if std::thread::panicking() {
-            lock(self.feeding).abandoned = true;
-            self.turn.notify_all();
+            self.0.abandon();
         }
     }
 }

@@ -3,6 +3,7 @@
 mod charts;
 mod client_input;
 mod input;
+mod ordered;
 mod progress;
 mod simulate;
 

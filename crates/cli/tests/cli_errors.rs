@@ -330,6 +330,34 @@ fn a_log_of_many_chunks_reads_exactly_as_the_core_reads_it() {
     assert_eq!(got, want, "stdin");
 }
 
+/// The two readers hand chunks to the analyzer in order whichever finishes
+/// first, and hold a few at most: read again and again, with every count of
+/// chunks around that limit, the report is the same and no read stalls.
+#[test]
+fn reading_on_two_threads_never_stalls_and_always_reads_the_same() {
+    let d = scratch("stalls");
+    let log = mixed_log();
+    for mib in [1usize, 2, 3, 5] {
+        let f = d.join(format!("{mib}.log"));
+        let cut = (mib << 20).min(log.len());
+        std::fs::write(&f, &log[..cut]).unwrap();
+        let mut first: Option<Vec<u8>> = None;
+        for _ in 0..6 {
+            let out = bin()
+                .args(["diagnose", "--no-progress", "--format", "json"])
+                .arg(&f)
+                .timeout(std::time::Duration::from_secs(60))
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0), "{mib} MiB");
+            match &first {
+                None => first = Some(out.stdout),
+                Some(want) => assert!(*want == out.stdout, "{mib} MiB: reports differ"),
+            }
+        }
+    }
+}
+
 #[test]
 fn run_picks_a_server_run_and_says_when_the_log_has_not_that_many() {
     let d = scratch("runs");
