@@ -114,6 +114,7 @@ impl ReadAhead {
     }
 
     fn line(&mut self, line: &[u8], out: &mut Vec<Record>) -> Pre {
+        let mut access = false;
         for p in self.parsers.iter_mut() {
             match p.read_ahead(line, out) {
                 Some(Ahead::Stats { full, damaged }) => {
@@ -124,11 +125,16 @@ impl ReadAhead {
                     }
                 }
                 Some(Ahead::NotMine) => {}
+                Some(Ahead::AccessLine) => access = true,
                 None => return Pre::Unread,
             }
         }
         Pre::Unclaimed {
-            label: common::classify(line),
+            label: if access {
+                Some(common::ACCESS_LOG)
+            } else {
+                common::classify(line)
+            },
             client: crate::client::may_be_client_line(line),
         }
     }

@@ -32,6 +32,9 @@ fn any(fs: &[Finder<'static>], line: &[u8]) -> bool {
     fs.iter().any(|f| f.find(line).is_some())
 }
 
+/// The label of HTTP access lines.
+pub const ACCESS_LOG: &str = "access_log";
+
 /// A label for a known non-stats line, or `None`.
 pub fn classify(line: &[u8]) -> Option<&'static str> {
     let t = crate::fields::trim(line);
@@ -45,7 +48,7 @@ pub fn classify(line: &[u8]) -> Option<&'static str> {
     }
     let ph = phrases();
     if any(&ph.http, line) {
-        return Some("access_log");
+        return Some(ACCESS_LOG);
     }
     if any(&ph.progress, line) {
         return Some("progress_bar");

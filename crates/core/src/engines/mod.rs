@@ -55,6 +55,9 @@ pub enum Ahead {
     Stats { full: u32, damaged: u32 },
     /// Not this engine's line, and the parser's state is untouched.
     NotMine,
+    /// As `NotMine`, and an HTTP access line: [`common::classify`] labels it
+    /// [`common::ACCESS_LOG`] (told so the reader need not search again).
+    AccessLine,
 }
 
 /// A parser's stats reading of a line (records pushed from `mark` on) as a

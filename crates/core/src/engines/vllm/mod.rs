@@ -217,7 +217,10 @@ impl LineParser for VllmParser {
         let mark = out.len();
         let stats = self.parse_stats(line, 0, false, out);
         // An access line is turned away right after the stats search.
-        ahead_of(stats, out, mark, || is_access_line(line))
+        match ahead_of(stats, out, mark, || is_access_line(line)) {
+            Some(Ahead::NotMine) => Some(Ahead::AccessLine),
+            a => a,
+        }
     }
 
     fn parse(&mut self, line: &[u8], no: u64, last_chance: bool, out: &mut Vec<Record>) -> Outcome {
