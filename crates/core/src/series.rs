@@ -119,6 +119,9 @@ pub struct Series {
     width_s: f64,
     per_s: f64,
     buckets: Vec<Bucket>,
+    /// The last bucket found and the times it covers, `[from, to)`: lines
+    /// come in time order, many to a bucket.
+    last: Option<(f64, f64, usize)>,
 }
 
 impl Default for Series {
@@ -127,17 +130,28 @@ impl Default for Series {
             width_s: 1.0,
             per_s: 1.0,
             buckets: Vec::new(),
+            last: None,
         }
     }
 }
 
 impl Series {
+    #[inline]
     fn slot(&mut self, t_s: f64) -> &mut Bucket {
         let t = if t_s.is_finite() && t_s > 0.0 {
             t_s
         } else {
             0.0
         };
+        // Bucket `i` holds exactly the times in [i·w, (i+1)·w): `w` is a power
+        // of two, so `t · per_s` below is exact and its floor is `i` there.
+        match self.last {
+            Some((from, to, i)) if t >= from && t < to => &mut self.buckets[i],
+            _ => self.find(t),
+        }
+    }
+
+    fn find(&mut self, t: f64) -> &mut Bucket {
         let mut q = t * self.per_s;
         while q >= MAX_BUCKETS as f64 {
             self.halve();
@@ -147,6 +161,7 @@ impl Series {
         if self.buckets.len() <= i {
             self.buckets.resize(i + 1, Bucket::default());
         }
+        self.last = Some((i as f64 * self.width_s, (i + 1) as f64 * self.width_s, i));
         &mut self.buckets[i]
     }
 
@@ -162,6 +177,7 @@ impl Series {
         self.buckets = merged;
         self.width_s *= 2.0;
         self.per_s /= 2.0;
+        self.last = None;
     }
 
     pub fn add(&mut self, t_s: f64, line: u64, o: &Obs) {
