@@ -54,6 +54,7 @@ pub(super) enum Value {
 }
 
 /// Stores a value into the slot's field, if it has the slot's type.
+#[inline]
 pub(super) fn store(s: &mut Sample, slot: Slot, v: Value) -> bool {
     match (slot, v) {
         (Slot::Running | Slot::Queued | Slot::NewSeqs | Slot::Preempted, Value::Int(n)) => {
