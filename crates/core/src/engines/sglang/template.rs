@@ -209,7 +209,8 @@ impl Templates {
             }
             None => ways[WAYS - 1] as usize,
         };
-        // A full bucket: the least recently read layout gives way.
+        // A full bucket: the last in its order gives way (a hit moves a layout
+        // to the front, so the last is one not read lately).
         self.list[slot] = t;
         ways.swap(0, WAYS - 1);
     }
