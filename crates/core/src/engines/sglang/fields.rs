@@ -268,7 +268,9 @@ fn digits(b: &[u8], mut i: usize) -> (u64, usize, usize) {
     (v, i - from, i)
 }
 
-/// A plain value at `i` of the type the slot wants, and where it ends.
+/// A plain value at `i` of the type the slot wants, and where it ends. Out of
+/// line for the one-pass reader; the template reader, far hotter, inlines the
+/// same body through [`plain_value_into`].
 fn plain_value(b: &[u8], i: usize, slot: Slot) -> Option<(Value, usize)> {
     plain_value_inline(b, i, slot)
 }
@@ -281,6 +283,7 @@ pub(super) fn plain_value_into(b: &[u8], i: usize, slot: Slot, s: &mut Sample) -
     (slot == Slot::Unused || store(s, slot, v)).then_some(end)
 }
 
+/// The body of [`plain_value`].
 #[inline(always)]
 fn plain_value_inline(b: &[u8], i: usize, slot: Slot) -> Option<(Value, usize)> {
     let rest = &b[i..];
