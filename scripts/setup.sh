@@ -21,6 +21,7 @@ if ! have chromium || ! have chromedriver; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+  $SUDO apt-get clean
 fi
 has_version trunk "$TRUNK_VER" || cargo install --locked trunk --version "$TRUNK_VER"
 has_version wasm-pack "$WASM_PACK_VER" || cargo install --locked wasm-pack --version "$WASM_PACK_VER"
