@@ -51,13 +51,9 @@ impl Gate {
         if line.len() < self.shortest {
             return false;
         }
-        let mut i = 0;
-        while let Some(w) = line.get(i..i + 4) {
-            if self.has(Gate::slot([w[0], w[1], w[2], w[3]])) {
-                return true;
-            }
-            i += Gate::STRIDE;
-        }
-        false
+        // The windows at every STRIDE-th offset are the line's 4-byte chunks.
+        const _: () = assert!(Gate::STRIDE == 4);
+        line.chunks_exact(4)
+            .any(|w| self.has(Gate::slot([w[0], w[1], w[2], w[3]])))
     }
 }

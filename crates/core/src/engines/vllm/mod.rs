@@ -59,6 +59,14 @@ impl Default for VllmParser {
 }
 
 fn is_access_line(line: &[u8]) -> bool {
+    const HTTP_1: &[u8] = b" HTTP/1.";
+    // The request ends in its last quote, near the line's end (`… HTTP/1.1" 200 OK`):
+    // a look there finds most access lines without a search of the whole line.
+    if let Some(q) = memchr::memrchr(b'"', line) {
+        if line[..q].len() > HTTP_1.len() && line[..q - 1].ends_with(HTTP_1) {
+            return true;
+        }
+    }
     static HTTP: std::sync::OnceLock<memmem::Finder<'static>> = std::sync::OnceLock::new();
     HTTP.get_or_init(|| memmem::Finder::new(b" HTTP/1."))
         .find(line)
@@ -493,6 +501,33 @@ mod tests {
             "[2025-08-11 17:17:03] max_total_num_tokens=665690, chunked_prefill_size=8192",
         ] {
             assert_eq!(one(l).0, Outcome::NotMine, "{l}");
+        }
+    }
+    #[test]
+    fn access_lines_are_found_wherever_the_request_sits() {
+        for (l, want) in [
+            (
+                r#"INFO:     127.0.0.1:43436 - "POST /generate HTTP/1.1" 200 OK"#,
+                true,
+            ),
+            (
+                r#"INFO:     10.0.0.1:1 - "GET /metrics HTTP/1.0" 404 Not Found"#,
+                true,
+            ),
+            // The last quote is not the request's: the search finds it.
+            (
+                r#"INFO: "POST /v1/completions HTTP/1.1" 200 OK "agent""#,
+                true,
+            ),
+            (r#" HTTP/1.1""#, true),
+            (r#"HTTP/1.1" 200"#, false),
+            (r#"" HTTP/1.""#, true),
+            (r#""HTTP/1.1""#, false),
+            (r#"""#, false),
+            ("no request here", false),
+            ("", false),
+        ] {
+            assert_eq!(is_access_line(l.as_bytes()), want, "{l}");
         }
     }
 }
