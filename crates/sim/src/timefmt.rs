@@ -1,4 +1,8 @@
 //! Civil-date arithmetic (no chrono) and a cached timestamp formatter.
+//!
+//! The core reads stamps with a `days_from_civil` of its own; the simulator keeps
+//! this one apart on purpose: it writes the stamps the core's tests read back, and a
+//! shared formula would let one mistake pass both ways unseen.
 
 /// Days since 1970-01-01 for a proleptic Gregorian date (H. Hinnant's algorithm).
 pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
