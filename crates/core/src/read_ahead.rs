@@ -96,12 +96,12 @@ impl ReadAhead {
                 (Pre::Unread, false)
             } else if crate::json_lines::may_be_record(l) {
                 let mut text = std::mem::take(&mut self.text);
-                let read = if !crate::json_lines::unwrap(l, &mut text) {
-                    (self.line(l, &mut p.records), false)
-                } else if memchr::memchr(0x1b, &text).is_some() {
-                    (Pre::Unread, false)
-                } else {
-                    (self.line(&text, &mut p.records), true)
+                let read = match crate::json_lines::read(l, &mut text) {
+                    None => (self.line(l, &mut p.records), false),
+                    // A piece of a cut line is joined by the analyzer, in order.
+                    Some(u) if u.piece => (Pre::Unread, false),
+                    Some(_) if memchr::memchr(0x1b, &text).is_some() => (Pre::Unread, false),
+                    Some(_) => (self.line(&text, &mut p.records), true),
                 };
                 self.text = text;
                 read

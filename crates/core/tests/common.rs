@@ -90,11 +90,14 @@ pub fn cuts(len: usize, n: usize, seed: u64) -> Vec<usize> {
 /// hours off the engine's own clock (Docker writes UTC; the engine its local time).
 pub fn docker_json(log: &str) -> String {
     log.lines()
-        .map(|l| {
-            format!(
-                "{{\"log\":{},\"stream\":\"stderr\",\"time\":\"2026-02-24T18:00:00.123456789Z\"}}\n",
-                serde_json::to_string(&format!("{l}\n")).unwrap()
-            )
-        })
+        .map(|l| docker_json_record(&format!("{l}\n")))
         .collect()
+}
+
+/// One record of Docker's json-file driver holding `text`, and its newline.
+pub fn docker_json_record(text: &str) -> String {
+    format!(
+        "{{\"log\":{},\"stream\":\"stderr\",\"time\":\"2026-02-24T18:00:00.123456789Z\"}}\n",
+        serde_json::to_string(text).unwrap()
+    )
 }

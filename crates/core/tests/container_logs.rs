@@ -121,6 +121,141 @@ fn json_records_read_the_same_ahead_and_line_by_line_in_any_chunking() {
     }
 }
 
+/// `log` as Docker's json-file driver writes it, a line longer than 16 KiB cut
+/// into records of 16 KiB whose text has no newline.
+fn docker_json_cut(log: &str) -> String {
+    let mut out = String::new();
+    for l in log.lines() {
+        let mut text = format!("{l}\n");
+        while text.len() > batchlens_core::json_lines::PIECE_BYTES {
+            let rest = text.split_off(batchlens_core::json_lines::PIECE_BYTES);
+            out.push_str(&common::docker_json_record(&text));
+            text = rest;
+        }
+        out.push_str(&common::docker_json_record(&text));
+    }
+    out
+}
+
+/// The log with its SGLang `server_args` line (or, lacking one, its first line)
+/// grown past 40 KiB, as a server with many options prints it; the fields the
+/// report reads stay where they were, some now past a cut.
+fn with_a_long_line(log: &str) -> String {
+    let at = log
+        .lines()
+        .position(|l| l.contains("server_args="))
+        .unwrap_or(0);
+    let filler: String = (0..2_500)
+        .map(|i| format!("extra_option_{i}=None, "))
+        .collect();
+    log.lines()
+        .enumerate()
+        .map(|(i, l)| match (i == at, l.find("ServerArgs(")) {
+            (true, Some(p)) => format!("{}{filler}{}\n", &l[..p + 11], &l[p + 11..]),
+            (true, None) => format!("{l} {filler}\n"),
+            _ => format!("{l}\n"),
+        })
+        .collect()
+}
+
+#[test]
+fn a_line_docker_cut_into_records_is_joined_back() {
+    for (name, log) in examples() {
+        let log = with_a_long_line(&log);
+        let cut = docker_json_cut(&log);
+        let pieces = cut.lines().count() - log.lines().count();
+        assert!(pieces >= 2, "{name}: {pieces}");
+        let plain = common::analyze(log.as_bytes());
+        let wrapped = common::analyze(cut.as_bytes());
+        let (p, w) = (&plain.input, &wrapped.input);
+        assert_eq!(w.joined_json_pieces, pieces as u64, "{name}");
+        assert_eq!(w.lines, p.lines + pieces as u64, "{name}");
+        assert_eq!(w.accounted_lines(), w.lines, "{name}");
+        assert_eq!(
+            (
+                w.stat_lines,
+                w.other_lines,
+                w.unrecognized_lines,
+                w.overlong_lines
+            ),
+            (
+                p.stat_lines,
+                p.other_lines,
+                p.unrecognized_lines,
+                p.overlong_lines
+            ),
+            "{name}"
+        );
+        assert_eq!(wrapped.summary, plain.summary, "{name}");
+        let settings = |r: &Report| {
+            let mut c = r.config.clone();
+            c.lines.clear();
+            c
+        };
+        assert_eq!(settings(&wrapped), settings(&plain), "{name}");
+        let kind = |r: &Report| r.diagnosis.as_ref().map(|d| d.primary.kind);
+        assert_eq!(kind(&wrapped), kind(&plain), "{name}");
+        assert!(
+            batchlens_core::render::text(&wrapped, false).contains(&format!(
+                "{} of lines over 16 KiB joined back",
+                batchlens_core::render::count(pieces as f64, "record", "records")
+            )),
+            "{name}"
+        );
+        // Read ahead or line by line, in any chunking: the same report.
+        let bytes = cut.as_bytes();
+        let want = serde_json::to_string(&common::analyze_line_by_line(bytes, Options::default()))
+            .unwrap();
+        for chunk in [bytes.len(), 4096, 777] {
+            let mut a = batchlens_core::Analyzer::new(Options::default());
+            for c in bytes.chunks(chunk) {
+                a.feed(c);
+            }
+            assert_eq!(
+                serde_json::to_string(&a.finish()).unwrap(),
+                want,
+                "{name}: chunks of {chunk}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_cut_line_is_joined_across_the_other_stream_and_read_when_its_end_never_comes() {
+    let long = format!(
+        "[2026-02-24 10:55:31] server_args=ServerArgs(mem_fraction_static=0.85, {}, max_running_requests=48)",
+        "x".repeat(20_000)
+    );
+    let (head, tail) = long.split_at(batchlens_core::json_lines::PIECE_BYTES);
+    let first = common::docker_json_record(head);
+    let last = common::docker_json_record(&format!("{tail}\n"));
+    let access = r#"{"log":"[2026-02-24 10:55:31] INFO:     127.0.0.1:1 - \"POST /generate HTTP/1.1\" 200 OK\n","stream":"stdout","time":"2026-02-24T18:00:00.1Z"}"#;
+    let stats = "[2026-02-24 10:55:32 TP0] Decode batch, #running-req: 56, #token: 81290, token usage: 0.70, cuda graph: True, gen throughput (token/s): 888.95, #queue-req: 94";
+    // (log, whole line read, records joined): the other stream's line between
+    // the pieces; the end lost before a plain line; the log ending on a piece.
+    for (log, whole, joined) in [
+        (format!("{first}{access}\n{last}{stats}\n"), true, 1),
+        (format!("{first}{stats}\n"), false, 0),
+        (format!("{first}{access}\n"), false, 0),
+        (first.clone(), false, 0),
+    ] {
+        for r in [
+            common::analyze(log.as_bytes()),
+            common::analyze_line_by_line(log.as_bytes(), Options::default()),
+        ] {
+            let i = &r.input;
+            assert_eq!(r.config.mem_fraction_static, Some(0.85), "{log:.60}");
+            let cap = r.config.max_running_requests;
+            assert_eq!(cap, whole.then_some(48), "{log:.60}");
+            assert_eq!(i.joined_json_pieces, joined);
+            assert_eq!(i.accounted_lines(), i.lines);
+            assert_eq!(i.stat_lines, u64::from(log.contains("Decode")));
+            let access_lines = i.other_lines_by_kind.get("access_log").copied();
+            assert_eq!(access_lines, log.contains("POST").then_some(1));
+        }
+    }
+}
+
 /// vLLM logging through a JSON formatter: the time as `asctime`, the message
 /// without vLLM's prefix (`INFO 02-24 10:01:10 [loggers.py:271] `).
 fn vllm_json_formatter(log: &str) -> String {

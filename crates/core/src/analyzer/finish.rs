@@ -10,6 +10,7 @@ impl Analyzer {
         self.end_input();
         let mut splitter = std::mem::take(&mut self.splitter);
         splitter.finish(&mut |l: Line<'_>| self.on_line(l.no, l.bytes));
+        self.end_piece();
         if let Some((no, held)) = self.held.take() {
             self.process(no, &held, true);
         }
@@ -24,7 +25,7 @@ impl Analyzer {
         }
         self.other_kinds.into_map(&mut input.other_lines_by_kind);
         input.lines = splitter.lines();
-        input.overlong_lines = splitter.overlong_lines;
+        input.overlong_lines = splitter.overlong_lines + self.overlong_joined;
         input.clock_regressions = self.timeline.clock_regressions;
         input.encoding = self.encoding.map(str::to_string);
         input.looks_binary = self.sniffed > 0 && self.odd_bytes * 100 > self.sniffed;

@@ -60,6 +60,10 @@ pub struct Analyzer {
     json_text: Vec<u8>,
     json_record: Vec<u8>,
     json_record_no: Option<u64>,
+    /// A line Docker cut into records, joined so far (see [`crate::json_lines::PIECE_BYTES`]).
+    piece: Option<Piece>,
+    /// Lines joined from pieces that came out longer than [`MAX_LINE`].
+    overlong_joined: u64,
     join: Vec<u8>,
     recs: Vec<Record>,
     sniffed: usize,
@@ -86,6 +90,17 @@ pub struct Analyzer {
     other_servers: crate::other_servers::OtherServers,
     /// Reads whole lines ahead inside `feed` (`None`: line by line).
     own_ahead: Option<(ReadAhead, Prepared)>,
+}
+
+/// The pieces of a cut line read so far.
+struct Piece {
+    /// The first piece's line number: the joined line's.
+    no: u64,
+    /// The first piece's time and text, and the texts after it (up to [`MAX_LINE`]).
+    text: Vec<u8>,
+    /// Bytes of text the pieces held, kept or not.
+    bytes: usize,
+    stream: crate::json_lines::Stream,
 }
 
 /// A line as read ahead: its reading, and where its records lie in `ahead_recs`.
@@ -127,6 +142,8 @@ impl Analyzer {
             held_joins: 0,
             scratch: Vec::new(),
             json_text: Vec::new(),
+            piece: None,
+            overlong_joined: 0,
             json_record: Vec::new(),
             json_record_no: None,
             join: Vec::new(),
@@ -295,7 +312,7 @@ impl Analyzer {
                 let end = (next_rec + (full + damaged) as usize).min(self.ahead_recs.len());
                 recs = next_rec..end;
                 next_rec = end;
-                if self.held.is_none() {
+                if self.held.is_none() && self.piece.is_none() {
                     // What `on_line` would do, without reading the line's bytes again.
                     self.held_joins = 0;
                     // Read only to show a damaged record: a line's bytes are
@@ -322,6 +339,7 @@ impl Analyzer {
             } = pre
             {
                 if self.held.is_none()
+                    && self.piece.is_none()
                     && !self.client_lines.in_block()
                     && !self.other_servers.sampling()
                 {
@@ -371,12 +389,17 @@ impl Analyzer {
             _ => (false, false),
         };
         if read_ahead && !json {
+            self.end_piece();
             return self.on_clean_line(no, raw);
         }
         if json || crate::json_lines::may_be_record(raw) {
             let mut text = std::mem::take(&mut self.json_text);
-            if crate::json_lines::unwrap(raw, &mut text) {
+            if let Some(u) = crate::json_lines::read(raw, &mut text) {
                 self.input.json_records += 1;
+                if self.join_piece(no, &text, u) {
+                    self.json_text = text;
+                    return;
+                }
                 // Other servers are told by their records as written (llama.cpp's
                 // JSON lines), while they are looked for.
                 if self.other_servers.sampling() {
@@ -395,7 +418,46 @@ impl Analyzer {
             }
             self.json_text = text;
         }
+        self.end_piece();
         self.on_text(no, raw);
+    }
+
+    /// Takes a record that is a piece of a cut line, or the record that ends
+    /// one (true), joining them; the line is read when whole. A record of the
+    /// other stream, written between the pieces, is left to be read on its own.
+    fn join_piece(&mut self, no: u64, text: &[u8], u: crate::json_lines::Unwrapped) -> bool {
+        let Some(p) = self.piece.as_mut() else {
+            if u.piece {
+                self.piece = Some(Piece {
+                    no,
+                    text: text.to_vec(),
+                    bytes: text.len() - u.text_from,
+                    stream: u.stream,
+                });
+            }
+            return u.piece;
+        };
+        if p.stream != u.stream {
+            return false;
+        }
+        let more = &text[u.text_from..];
+        let room = MAX_LINE.saturating_sub(p.text.len());
+        p.text.extend_from_slice(&more[..more.len().min(room)]);
+        p.bytes += more.len();
+        self.input.joined_json_pieces += 1;
+        if !u.piece {
+            self.end_piece();
+        }
+        true
+    }
+
+    /// Reads the line whose pieces were held, if any (its last piece came, or
+    /// another line did).
+    fn end_piece(&mut self) {
+        if let Some(p) = self.piece.take() {
+            self.overlong_joined += (p.bytes > MAX_LINE) as u64;
+            self.on_text(p.no, &p.text);
+        }
     }
 
     /// A line as text: ANSI codes are removed before it is read.

@@ -69,7 +69,7 @@ fn decode(s: &[u8], out: &mut Vec<u8>) -> Option<()> {
 
 /// The record's time, a space and its text without the trailing newline, in
 /// `out`; `None` (with `out` in any state) when the line is not in this layout.
-pub(super) fn unwrap(line: &[u8], out: &mut Vec<u8>) -> Option<()> {
+pub(super) fn unwrap(line: &[u8], out: &mut Vec<u8>) -> Option<super::Unwrapped> {
     let log_from = HEAD.len();
     if !line.starts_with(HEAD) {
         return None;
@@ -77,7 +77,7 @@ pub(super) fn unwrap(line: &[u8], out: &mut Vec<u8>) -> Option<()> {
     let log_end = string_end(line, log_from)?;
     let rest = line[log_end + 1..].strip_prefix(STREAM)?;
     let stream_end = memchr::memchr(b'"', rest)?;
-    plain(&rest[..stream_end])?;
+    let stream = plain(&rest[..stream_end])?;
     let rest = rest[stream_end + 1..].strip_prefix(TIME)?;
     let time_end = memchr::memchr(b'"', rest)?;
     let time = plain(&rest[..time_end])?;
@@ -94,29 +94,30 @@ pub(super) fn unwrap(line: &[u8], out: &mut Vec<u8>) -> Option<()> {
     let text_from = out.len();
     decode(log, out)?;
     std::str::from_utf8(&out[text_from..]).ok()?;
-    if out.ends_with(b"\n") {
-        out.pop();
-    }
-    if out.ends_with(b"\r") {
-        out.pop();
-    }
-    Some(())
+    let (len, piece) = super::line_end(&out[text_from..], true);
+    out.truncate(text_from + len);
+    Some(super::Unwrapped {
+        text_from,
+        piece,
+        stream: super::Stream::named(Some(stream)),
+    })
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::PIECE_BYTES;
     use super::*;
     use proptest::prelude::*;
 
     /// What the general reader makes of a line, or `None`.
-    fn general(line: &[u8]) -> Option<Vec<u8>> {
+    fn general(line: &[u8]) -> Option<(Vec<u8>, super::super::Unwrapped)> {
         let mut out = Vec::new();
-        super::super::unwrap_general(line, &mut out).then_some(out)
+        super::super::unwrap_general(line, &mut out).map(|u| (out, u))
     }
 
-    fn fast(line: &[u8]) -> Option<Vec<u8>> {
+    fn fast(line: &[u8]) -> Option<(Vec<u8>, super::super::Unwrapped)> {
         let mut out = b"stale".to_vec();
-        unwrap(line, &mut out).map(|()| out)
+        unwrap(line, &mut out).map(|u| (out, u))
     }
 
     fn record(log_json: &str, stream: &str, time: &str) -> String {
@@ -133,7 +134,7 @@ mod tests {
         let got = fast(line.as_bytes()).expect("the common layout");
         assert_eq!(Some(got.clone()), general(line.as_bytes()));
         assert_eq!(
-            String::from_utf8(got).unwrap(),
+            String::from_utf8(got.0).unwrap(),
             "2026-02-24T18:00:00.123456789Z [2026-02-24 10:55:32 TP0] Decode batch, #running-req: 56, a \"q\" \\ / tab\t"
         );
         // Left to the general reader: `\u` escapes, other layouts, broken records.
@@ -220,6 +221,39 @@ mod tests {
                 prop_assert_eq!(Some(got), general(&line));
             }
         }
+    }
+
+    #[test]
+    fn a_line_docker_cut_reads_as_pieces_here_and_there() {
+        let long = "x".repeat(PIECE_BYTES - 20);
+        for (text, piece) in [
+            (
+                format!("[2026-02-24 10:55:32] server_args=ServerArgs({long}"),
+                true,
+            ),
+            (format!("{long}{long}\n"), false),
+            (format!("{long}\r"), false),
+            ("short, its newline lost".to_string(), false),
+        ] {
+            let line = record(&serde_json::to_string(&text).unwrap(), "stderr", "t");
+            let (out, u) = fast(line.as_bytes()).expect("the common layout");
+            assert_eq!(Some((out.clone(), u)), general(line.as_bytes()));
+            assert_eq!(u.piece, piece, "{}", &text[..40]);
+            assert_eq!(u.text_from, 2);
+            // A piece keeps its every byte; a whole line loses its line end.
+            let kept = if piece {
+                &text[..]
+            } else {
+                text.trim_end_matches(['\n', '\r'])
+            };
+            assert_eq!(&out[2..], kept.as_bytes());
+        }
+        // Only Docker's `log` field is cut so; other collectors' texts are whole lines.
+        let line = format!(
+            r#"{{"message":{}}}"#,
+            serde_json::to_string(&"y".repeat(PIECE_BYTES)).unwrap()
+        );
+        assert_eq!(general(line.as_bytes()).map(|(_, u)| u.piece), Some(false));
     }
 
     #[test]

@@ -42,6 +42,8 @@ struct Wrapped<'a> {
     #[serde(borrow, default)]
     line: Option<Field<'a>>,
     #[serde(borrow, default)]
+    stream: Option<Field<'a>>,
+    #[serde(borrow, default)]
     time: Option<Field<'a>>,
     #[serde(borrow, default, rename = "@timestamp")]
     at_timestamp: Option<Field<'a>>,
@@ -57,35 +59,79 @@ pub fn may_be_record(line: &[u8]) -> bool {
     line.first() == Some(&b'{')
 }
 
+/// Docker's `json-file` driver cuts a line longer than 16 KiB into records of
+/// 16 KiB whose `log` text has no newline; the record that ends the line has
+/// one. A shorter text without a newline is a whole line (a container's last
+/// words, or a collector that drops newlines), not a piece.
+pub const PIECE_BYTES: usize = 16 * 1024;
+
+/// What [`read`] found in a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unwrapped {
+    /// Where the text starts in `out`, after the record's time and a space.
+    pub text_from: usize,
+    /// The text is a piece of a longer line that the next record goes on
+    /// with (see [`PIECE_BYTES`]); it is then left as it was, newline-less.
+    pub piece: bool,
+    /// The output stream the record names: a cut line's pieces are all in one,
+    /// and the other stream's lines may come between them.
+    pub stream: Stream,
+}
+
+/// Docker's `stream` field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+    /// Another name, or none.
+    Other,
+}
+
+impl Stream {
+    fn named(name: Option<&str>) -> Self {
+        match name {
+            Some("stdout") => Stream::Stdout,
+            Some("stderr") => Stream::Stderr,
+            _ => Stream::Other,
+        }
+    }
+}
+
 /// The text of a JSON-wrapped log line, written to `out` (time, a space, the
 /// text; its trailing newline dropped). False when the line is not a JSON
 /// object with a text field of a known name (`out` may have been written).
 pub fn unwrap(line: &[u8], out: &mut Vec<u8>) -> bool {
-    if !may_be_record(line) {
-        return false;
-    }
-    docker::unwrap(line, out).is_some() || unwrap_general(line, out)
+    read(line, out).is_some()
 }
 
-/// [`unwrap`] by a general JSON reader: any layout, any escape.
-fn unwrap_general(line: &[u8], out: &mut Vec<u8>) -> bool {
-    let Ok(w) = serde_json::from_slice::<Wrapped>(line) else {
-        return false;
-    };
-    let text = [
-        &w.log,
-        &w.journal_message,
-        &w.text_payload,
-        &w.message,
-        &w.line,
-    ]
-    .into_iter()
-    .find_map(Field::text);
-    let Some(text) = text else {
-        return false;
-    };
-    let text = text.strip_suffix('\n').unwrap_or(text);
-    let text = text.strip_suffix('\r').unwrap_or(text);
+/// [`unwrap`], telling where the text starts and whether it is a piece.
+pub fn read(line: &[u8], out: &mut Vec<u8>) -> Option<Unwrapped> {
+    if !may_be_record(line) {
+        return None;
+    }
+    docker::unwrap(line, out).or_else(|| unwrap_general(line, out))
+}
+
+/// Drops a whole line's trailing newline; tells a piece (see [`PIECE_BYTES`]).
+fn line_end(text: &[u8], log_field: bool) -> (usize, bool) {
+    if log_field && !text.ends_with(b"\n") && text.len() >= PIECE_BYTES {
+        return (text.len(), true);
+    }
+    let text = text.strip_suffix(b"\n").unwrap_or(text);
+    let text = text.strip_suffix(b"\r").unwrap_or(text);
+    (text.len(), false)
+}
+
+/// [`read`] by a general JSON reader: any layout, any escape.
+fn unwrap_general(line: &[u8], out: &mut Vec<u8>) -> Option<Unwrapped> {
+    let w = serde_json::from_slice::<Wrapped>(line).ok()?;
+    let log = Field::text(&w.log);
+    let text = log.or_else(|| {
+        [&w.journal_message, &w.text_payload, &w.message, &w.line]
+            .into_iter()
+            .find_map(Field::text)
+    })?;
+    let (len, piece) = line_end(text.as_bytes(), log.is_some());
     let time = [&w.time, &w.at_timestamp, &w.timestamp, &w.asctime]
         .into_iter()
         .find_map(Field::text);
@@ -94,8 +140,13 @@ fn unwrap_general(line: &[u8], out: &mut Vec<u8>) -> bool {
         out.extend_from_slice(t.as_bytes());
         out.push(b' ');
     }
-    out.extend_from_slice(text.as_bytes());
-    true
+    let text_from = out.len();
+    out.extend_from_slice(&text.as_bytes()[..len]);
+    Some(Unwrapped {
+        text_from,
+        piece,
+        stream: Stream::named(Field::text(&w.stream)),
+    })
 }
 
 #[cfg(test)]

@@ -130,5 +130,12 @@ pub fn markdown(r: &Report) -> String {
             r.input.json_records
         );
     }
+    if r.input.joined_json_pieces > 0 {
+        let _ = writeln!(
+            o,
+            "Records of lines over 16 KiB joined back (Docker cuts them): {}.",
+            r.input.joined_json_pieces
+        );
+    }
     o
 }
