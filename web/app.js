@@ -225,7 +225,7 @@ function renderSummary(r) {
     ['Engine', r.engine],
     ['Lines read', `${fmtNum(r.input.lines)} (${fmtCount(r.input.stat_lines, 'stats line', 'stats lines')})` +
       (r.input.json_records ? `; ${fmtCount(r.input.json_records, 'line', 'lines')} read from JSON records (Docker, journald, a collector)` : '') +
-      (r.input.joined_json_pieces ? `; ${fmtCount(r.input.joined_json_pieces, 'record', 'records')} of lines over 16 KiB joined back` : '')],
+      (r.input.joined_pieces ? `; ${fmtCount(r.input.joined_pieces, 'piece', 'pieces')} of lines over 16 KiB joined back` : '')],
     ['Span', `${fmtNum(r.span_seconds, 1)} s (busy ${fmtNum(r.busy_seconds, 1)} s)`],
   ];
   const judged = (r.runs || []).find((run) => run.analyzed);

@@ -16,6 +16,7 @@ pub mod analyzer;
 pub mod charts;
 pub mod client;
 pub mod config;
+pub mod cri;
 pub mod diagnose;
 mod encoding;
 pub mod engines;

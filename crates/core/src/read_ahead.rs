@@ -92,7 +92,8 @@ impl ReadAhead {
         p.engines.extend(self.parsers.iter().map(|p| p.engine()));
         lines::newlines(chunk, &mut p.newlines, |l, escape| {
             // ANSI codes are stripped in order by the analyzer (also those a JSON record's text holds).
-            let (pre, json) = if escape {
+            let (pre, json) = if escape || crate::cri::may_be_piece(l) {
+                // A piece of a cut line is joined by the analyzer, in order.
                 (Pre::Unread, false)
             } else if crate::json_lines::may_be_record(l) {
                 let mut text = std::mem::take(&mut self.text);

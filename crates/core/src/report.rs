@@ -87,10 +87,10 @@ pub struct InputStats {
     /// driver, journald's JSON export, log collectors) rather than as they were.
     #[serde(skip_serializing_if = "is_zero")]
     pub json_records: u64,
-    /// JSON records that went on the line of the record before: Docker's
-    /// `json-file` driver cuts a line longer than 16 KiB into records, joined back.
+    /// Records or lines that went on the line before: Docker's `json-file`
+    /// driver and Kubernetes' CRI logs cut a line longer than 16 KiB into pieces, joined back.
     #[serde(skip_serializing_if = "is_zero")]
-    pub joined_json_pieces: u64,
+    pub joined_pieces: u64,
     /// Times the log's clock went backwards (rotated or concatenated logs).
     pub clock_regressions: u64,
     /// A few unrecognised lines that look like stats lines, so a new format can be reported.
@@ -126,7 +126,7 @@ impl InputStats {
             + self.other_lines
             + self.unrecognized_lines
             + self.joined_wrapped_lines
-            + self.joined_json_pieces
+            + self.joined_pieces
     }
 }
 

@@ -122,17 +122,25 @@ fn json_records_read_the_same_ahead_and_line_by_line_in_any_chunking() {
 }
 
 /// `log` as Docker's json-file driver writes it, a line longer than 16 KiB cut
-/// into records of 16 KiB whose text has no newline.
-fn docker_json_cut(log: &str) -> String {
+/// into records of 16 KiB whose text has no newline; or as Kubernetes' CRI log
+/// files hold it, the pieces of a long line tagged `P` and its end `F`.
+fn cut_into_pieces(log: &str, docker: bool) -> String {
+    const CRI_STAMP: &str = "2026-02-24T18:00:00.123456789Z stderr";
     let mut out = String::new();
     for l in log.lines() {
         let mut text = format!("{l}\n");
         while text.len() > batchlens_core::json_lines::PIECE_BYTES {
             let rest = text.split_off(batchlens_core::json_lines::PIECE_BYTES);
-            out.push_str(&common::docker_json_record(&text));
+            out.push_str(&match docker {
+                true => common::docker_json_record(&text),
+                false => format!("{CRI_STAMP} P {text}\n"),
+            });
             text = rest;
         }
-        out.push_str(&common::docker_json_record(&text));
+        out.push_str(&match docker {
+            true => common::docker_json_record(&text),
+            false => format!("{CRI_STAMP} F {text}"),
+        });
     }
     out
 }
@@ -159,16 +167,20 @@ fn with_a_long_line(log: &str) -> String {
 }
 
 #[test]
-fn a_line_docker_cut_into_records_is_joined_back() {
-    for (name, log) in examples() {
+fn a_line_docker_or_kubernetes_cut_into_pieces_is_joined_back() {
+    for ((name, log), docker) in examples()
+        .into_iter()
+        .flat_map(|e| [(e.clone(), true), (e, false)])
+    {
+        let name = format!("{name} ({})", if docker { "docker" } else { "cri" });
         let log = with_a_long_line(&log);
-        let cut = docker_json_cut(&log);
+        let cut = cut_into_pieces(&log, docker);
         let pieces = cut.lines().count() - log.lines().count();
         assert!(pieces >= 2, "{name}: {pieces}");
         let plain = common::analyze(log.as_bytes());
         let wrapped = common::analyze(cut.as_bytes());
         let (p, w) = (&plain.input, &wrapped.input);
-        assert_eq!(w.joined_json_pieces, pieces as u64, "{name}");
+        assert_eq!(w.joined_pieces, pieces as u64, "{name}");
         assert_eq!(w.lines, p.lines + pieces as u64, "{name}");
         assert_eq!(w.accounted_lines(), w.lines, "{name}");
         assert_eq!(
@@ -198,7 +210,7 @@ fn a_line_docker_cut_into_records_is_joined_back() {
         assert!(
             batchlens_core::render::text(&wrapped, false).contains(&format!(
                 "{} of lines over 16 KiB joined back",
-                batchlens_core::render::count(pieces as f64, "record", "records")
+                batchlens_core::render::count(pieces as f64, "piece", "pieces")
             )),
             "{name}"
         );
@@ -233,11 +245,26 @@ fn a_cut_line_is_joined_across_the_other_stream_and_read_when_its_end_never_come
     let stats = "[2026-02-24 10:55:32 TP0] Decode batch, #running-req: 56, #token: 81290, token usage: 0.70, cuda graph: True, gen throughput (token/s): 888.95, #queue-req: 94";
     // (log, whole line read, records joined): the other stream's line between
     // the pieces; the end lost before a plain line; the log ending on a piece.
+    let cri = "2026-02-24T18:00:00.1Z";
+    let (cri_first, cri_last) = (
+        format!("{cri} stderr P {head}\n"),
+        format!("{cri} stderr F {tail}\n"),
+    );
+    let cri_access = format!("{cri} stdout F [2026-02-24 10:55:31] INFO:     127.0.0.1:1 - \"POST /generate HTTP/1.1\" 200 OK\n");
     for (log, whole, joined) in [
         (format!("{first}{access}\n{last}{stats}\n"), true, 1),
         (format!("{first}{stats}\n"), false, 0),
         (format!("{first}{access}\n"), false, 0),
         (first.clone(), false, 0),
+        (
+            format!("{cri_first}{cri_access}{cri_last}{stats}\n"),
+            true,
+            1,
+        ),
+        (format!("{cri_first}{stats}\n"), false, 0),
+        (format!("{cri_first}{cri_access}"), false, 0),
+        (format!("{cri_first}{first}"), false, 0),
+        (cri_first.clone(), false, 0),
     ] {
         for r in [
             common::analyze(log.as_bytes()),
@@ -247,7 +274,7 @@ fn a_cut_line_is_joined_across_the_other_stream_and_read_when_its_end_never_come
             assert_eq!(r.config.mem_fraction_static, Some(0.85), "{log:.60}");
             let cap = r.config.max_running_requests;
             assert_eq!(cap, whole.then_some(48), "{log:.60}");
-            assert_eq!(i.joined_json_pieces, joined);
+            assert_eq!(i.joined_pieces, joined);
             assert_eq!(i.accounted_lines(), i.lines);
             assert_eq!(i.stat_lines, u64::from(log.contains("Decode")));
             let access_lines = i.other_lines_by_kind.get("access_log").copied();

@@ -60,7 +60,8 @@ pub struct Analyzer {
     json_text: Vec<u8>,
     json_record: Vec<u8>,
     json_record_no: Option<u64>,
-    /// A line Docker cut into records, joined so far (see [`crate::json_lines::PIECE_BYTES`]).
+    /// A line cut into pieces (Docker's JSON records, CRI's `P` lines), joined
+    /// so far (see [`crate::json_lines::PIECE_BYTES`]).
     piece: Option<Piece>,
     /// Lines joined from pieces that came out longer than [`MAX_LINE`].
     overlong_joined: u64,
@@ -101,6 +102,8 @@ struct Piece {
     /// Bytes of text the pieces held, kept or not.
     bytes: usize,
     stream: crate::json_lines::Stream,
+    /// Pieces are JSON records (else CRI lines).
+    json: bool,
 }
 
 /// A line as read ahead: its reading, and where its records lie in `ahead_recs`.
@@ -389,14 +392,16 @@ impl Analyzer {
             _ => (false, false),
         };
         if read_ahead && !json {
-            self.end_piece();
-            return self.on_clean_line(no, raw);
+            if !self.plain_piece(no, raw) {
+                self.on_clean_line(no, raw);
+            }
+            return;
         }
         if json || crate::json_lines::may_be_record(raw) {
             let mut text = std::mem::take(&mut self.json_text);
             if let Some(u) = crate::json_lines::read(raw, &mut text) {
                 self.input.json_records += 1;
-                if self.join_piece(no, &text, u) {
+                if self.join_piece(no, &text, u, true) {
                     self.json_text = text;
                     return;
                 }
@@ -418,14 +423,35 @@ impl Analyzer {
             }
             self.json_text = text;
         }
-        self.end_piece();
-        self.on_text(no, raw);
+        if !self.plain_piece(no, raw) {
+            self.on_text(no, raw);
+        }
+    }
+
+    /// [`Analyzer::join_piece`] for a CRI line; any other plain line ends a held piece.
+    fn plain_piece(&mut self, no: u64, raw: &[u8]) -> bool {
+        match crate::cri::read(raw) {
+            Some(u) => self.join_piece(no, raw, u, false),
+            None => {
+                self.end_piece();
+                false
+            }
+        }
     }
 
     /// Takes a record that is a piece of a cut line, or the record that ends
     /// one (true), joining them; the line is read when whole. A record of the
     /// other stream, written between the pieces, is left to be read on its own.
-    fn join_piece(&mut self, no: u64, text: &[u8], u: crate::json_lines::Unwrapped) -> bool {
+    fn join_piece(
+        &mut self,
+        no: u64,
+        text: &[u8],
+        u: crate::json_lines::Unwrapped,
+        json: bool,
+    ) -> bool {
+        if self.piece.as_ref().is_some_and(|p| p.json != json) {
+            self.end_piece();
+        }
         let Some(p) = self.piece.as_mut() else {
             if u.piece {
                 self.piece = Some(Piece {
@@ -433,6 +459,7 @@ impl Analyzer {
                     text: text.to_vec(),
                     bytes: text.len() - u.text_from,
                     stream: u.stream,
+                    json,
                 });
             }
             return u.piece;
@@ -444,7 +471,7 @@ impl Analyzer {
         let room = MAX_LINE.saturating_sub(p.text.len());
         p.text.extend_from_slice(&more[..more.len().min(room)]);
         p.bytes += more.len();
-        self.input.joined_json_pieces += 1;
+        self.input.joined_pieces += 1;
         if !u.piece {
             self.end_piece();
         }

@@ -130,11 +130,11 @@ pub fn markdown(r: &Report) -> String {
             r.input.json_records
         );
     }
-    if r.input.joined_json_pieces > 0 {
+    if r.input.joined_pieces > 0 {
         let _ = writeln!(
             o,
-            "Records of lines over 16 KiB joined back (Docker cuts them): {}.",
-            r.input.joined_json_pieces
+            "Pieces of lines over 16 KiB joined back (Docker and Kubernetes cut them): {}.",
+            r.input.joined_pieces
         );
     }
     o

@@ -188,10 +188,10 @@ pub fn text(r: &Report, color: bool) -> String {
             super::count(i.json_records as f64, "line", "lines")
         ));
     }
-    if i.joined_json_pieces > 0 {
+    if i.joined_pieces > 0 {
         notes.push(format!(
             "{} of lines over 16 KiB joined back",
-            super::count(i.joined_json_pieces as f64, "record", "records")
+            super::count(i.joined_pieces as f64, "piece", "pieces")
         ));
     }
     if i.glued_records > 0 {
