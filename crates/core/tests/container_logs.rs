@@ -283,6 +283,23 @@ fn a_cut_line_is_joined_across_the_other_stream_and_read_when_its_end_never_come
     }
 }
 
+#[test]
+fn a_cut_line_joined_past_the_longest_line_kept_is_cut_and_counted() {
+    let long = format!(
+        "[2026-02-24 10:55:31] server_args=ServerArgs(mem_fraction_static=0.85, {})",
+        "x".repeat(100_000)
+    );
+    for docker in [true, false] {
+        let log = cut_into_pieces(&format!("{long}\n"), docker);
+        let r = common::analyze(log.as_bytes());
+        let i = &r.input;
+        assert_eq!(i.lines, 7, "{docker}");
+        assert_eq!((i.joined_pieces, i.overlong_lines), (6, 1), "{docker}");
+        assert_eq!(i.accounted_lines(), i.lines);
+        assert_eq!(r.config.mem_fraction_static, Some(0.85));
+    }
+}
+
 /// vLLM logging through a JSON formatter: the time as `asctime`, the message
 /// without vLLM's prefix (`INFO 02-24 10:01:10 [loggers.py:271] `).
 fn vllm_json_formatter(log: &str) -> String {
