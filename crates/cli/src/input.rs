@@ -4,12 +4,12 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 
 use batchlens_core::{Analyzer, Prepared, ReadAhead};
 use flate2::read::MultiGzDecoder;
 
-use crate::ordered::{Consume, Ordered};
+use crate::ordered::{lock, Consume, Ordered};
 use crate::progress::Progress;
 use crate::Failure;
 
@@ -180,10 +180,6 @@ fn run_workers<S: Read + Send, F: Fn(io::Error) -> Failure + Send>(
         return Err(e);
     }
     Ok(ordered.into_state().bar)
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Wakes the other worker when this one unwinds, so it does not wait for a

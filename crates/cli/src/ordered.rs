@@ -43,7 +43,9 @@ pub struct Ordered<T, C> {
     arrived: Condvar,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+/// The lock, also after a worker panicked holding it: a panic is told through
+/// [`Ordered::abandon`], not through a poisoned lock.
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -148,7 +150,7 @@ mod tests {
         let ordered = Ordered::new(Vec::new());
         let taken = AtomicU64::new(0);
         let worker = |me: u64| {
-            let mut x = seed ^ (me + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let mut rng = batchlens_sim::rng::Rng::new(seed ^ (me + 1));
             loop {
                 let k = taken.fetch_add(1, Ordering::SeqCst);
                 if k >= total {
@@ -158,9 +160,7 @@ mod tests {
                     });
                     return;
                 }
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                let x = rng.next_u64();
                 let micros = if x % 7 == 0 { 3000 } else { x % 200 };
                 std::thread::sleep(Duration::from_micros(micros));
                 let how = ordered.put(k, k);

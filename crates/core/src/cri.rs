@@ -3,9 +3,9 @@
 //! piece of a line longer than 16 KiB that the runtime cut, and `F` the line's
 //! end (or a whole line). The engine parsers read the line behind the prefix
 //! as it stands; pieces are joined back by the analyzer, like Docker's
-//! (see [`crate::json_lines::PIECE_BYTES`]).
+//! (see [`crate::pieces`]).
 
-use crate::json_lines::{Stream, Unwrapped};
+use crate::pieces::{Framing, Stream};
 
 /// Longest timestamp looked for: RFC 3339 with nanoseconds and an offset.
 const MAX_STAMP: usize = 40;
@@ -19,7 +19,7 @@ pub fn may_be_piece(line: &[u8]) -> bool {
 
 /// The prefix of a CRI line: where its text starts, whether it is a piece (`P`)
 /// and its stream. `None` for any other line.
-pub fn read(line: &[u8]) -> Option<Unwrapped> {
+pub fn read(line: &[u8]) -> Option<Framing> {
     // `YYYY-MM-DDT…`: a digit first, `-` fifth.
     if !line.first()?.is_ascii_digit() || line.get(4) != Some(&b'-') {
         return None;
@@ -41,7 +41,7 @@ pub fn read(line: &[u8]) -> Option<Unwrapped> {
         [tag @ (b'P' | b'F'), b' ', text @ ..] => (*tag == b'P', text),
         _ => return None,
     };
-    Some(Unwrapped {
+    Some(Framing {
         text_from: line.len() - rest.len(),
         piece,
         stream,

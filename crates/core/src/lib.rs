@@ -26,6 +26,7 @@ pub mod json_lines;
 pub mod lines;
 pub mod model;
 pub mod other_servers;
+pub mod pieces;
 pub mod read_ahead;
 pub mod reconcile;
 pub mod render;

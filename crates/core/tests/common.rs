@@ -94,10 +94,15 @@ pub fn docker_json(log: &str) -> String {
         .collect()
 }
 
-/// One record of Docker's json-file driver holding `text`, and its newline.
+/// One record of Docker's json-file driver holding `text` (from stderr), and its newline.
 pub fn docker_json_record(text: &str) -> String {
+    docker_json_record_in("stderr", text)
+}
+
+/// [`docker_json_record`] from the given stream.
+pub fn docker_json_record_in(stream: &str, text: &str) -> String {
     format!(
-        "{{\"log\":{},\"stream\":\"stderr\",\"time\":\"2026-02-24T18:00:00.123456789Z\"}}\n",
+        "{{\"log\":{},\"stream\":\"{stream}\",\"time\":\"2026-02-24T18:00:00.123456789Z\"}}\n",
         serde_json::to_string(text).unwrap()
     )
 }

@@ -125,24 +125,29 @@ fn json_records_read_the_same_ahead_and_line_by_line_in_any_chunking() {
 /// into records of 16 KiB whose text has no newline; or as Kubernetes' CRI log
 /// files hold it, the pieces of a long line tagged `P` and its end `F`.
 fn cut_into_pieces(log: &str, docker: bool) -> String {
-    const CRI_STAMP: &str = "2026-02-24T18:00:00.123456789Z stderr";
     let mut out = String::new();
     for l in log.lines() {
         let mut text = format!("{l}\n");
-        while text.len() > batchlens_core::json_lines::PIECE_BYTES {
-            let rest = text.split_off(batchlens_core::json_lines::PIECE_BYTES);
+        while text.len() > batchlens_core::pieces::PIECE_BYTES {
+            let rest = text.split_off(batchlens_core::pieces::PIECE_BYTES);
             out.push_str(&match docker {
                 true => common::docker_json_record(&text),
-                false => format!("{CRI_STAMP} P {text}\n"),
+                false => cri_line("stderr", 'P', &text),
             });
             text = rest;
         }
         out.push_str(&match docker {
             true => common::docker_json_record(&text),
-            false => format!("{CRI_STAMP} F {text}"),
+            false => cri_line("stderr", 'F', text.trim_end_matches('\n')),
         });
     }
     out
+}
+
+/// One line of a CRI log file: the runtime's time, the stream, the tag (`P` a
+/// piece of a cut line, `F` its end or a whole line) and `text`.
+fn cri_line(stream: &str, tag: char, text: &str) -> String {
+    format!("2026-02-24T18:00:00.123456789Z {stream} {tag} {text}\n")
 }
 
 /// The log with its SGLang `server_args` line (or, lacking one, its first line)
@@ -238,23 +243,21 @@ fn a_cut_line_is_joined_across_the_other_stream_and_read_when_its_end_never_come
         "[2026-02-24 10:55:31] server_args=ServerArgs(mem_fraction_static=0.85, {}, max_running_requests=48)",
         "x".repeat(20_000)
     );
-    let (head, tail) = long.split_at(batchlens_core::json_lines::PIECE_BYTES);
+    let (head, tail) = long.split_at(batchlens_core::pieces::PIECE_BYTES);
     let first = common::docker_json_record(head);
     let last = common::docker_json_record(&format!("{tail}\n"));
-    let access = r#"{"log":"[2026-02-24 10:55:31] INFO:     127.0.0.1:1 - \"POST /generate HTTP/1.1\" 200 OK\n","stream":"stdout","time":"2026-02-24T18:00:00.1Z"}"#;
+    let access_line =
+        r#"[2026-02-24 10:55:31] INFO:     127.0.0.1:1 - "POST /generate HTTP/1.1" 200 OK"#;
+    let access = common::docker_json_record_in("stdout", &format!("{access_line}\n"));
     let stats = "[2026-02-24 10:55:32 TP0] Decode batch, #running-req: 56, #token: 81290, token usage: 0.70, cuda graph: True, gen throughput (token/s): 888.95, #queue-req: 94";
     // (log, whole line read, records joined): the other stream's line between
     // the pieces; the end lost before a plain line; the log ending on a piece.
-    let cri = "2026-02-24T18:00:00.1Z";
-    let (cri_first, cri_last) = (
-        format!("{cri} stderr P {head}\n"),
-        format!("{cri} stderr F {tail}\n"),
-    );
-    let cri_access = format!("{cri} stdout F [2026-02-24 10:55:31] INFO:     127.0.0.1:1 - \"POST /generate HTTP/1.1\" 200 OK\n");
+    let (cri_first, cri_last) = (cri_line("stderr", 'P', head), cri_line("stderr", 'F', tail));
+    let cri_access = cri_line("stdout", 'F', access_line);
     for (log, whole, joined) in [
-        (format!("{first}{access}\n{last}{stats}\n"), true, 1),
+        (format!("{first}{access}{last}{stats}\n"), true, 1),
         (format!("{first}{stats}\n"), false, 0),
-        (format!("{first}{access}\n"), false, 0),
+        (format!("{first}{access}"), false, 0),
         (first.clone(), false, 0),
         (
             format!("{cri_first}{cri_access}{cri_last}{stats}\n"),

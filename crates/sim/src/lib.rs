@@ -33,7 +33,7 @@
 mod client;
 mod config;
 mod out;
-mod rng;
+pub mod rng;
 mod sglang;
 mod stats;
 pub mod timefmt;

@@ -1,12 +1,13 @@
-//! Small deterministic PRNG (splitmix64) and the sampling helpers the simulator needs.
+//! Small deterministic PRNG (splitmix64) and the sampling helpers the simulator
+//! needs; the workspace's tests draw their generated cases from it too.
 
 #[derive(Debug, Clone)]
-pub(crate) struct Rng {
+pub struct Rng {
     state: u64,
 }
 
 impl Rng {
-    pub(crate) fn new(seed: u64) -> Self {
+    pub fn new(seed: u64) -> Self {
         let mut r = Rng {
             state: seed ^ 0x5851_F42D_4C95_7F2D,
         };
@@ -17,12 +18,17 @@ impl Rng {
     }
 
     #[inline]
-    pub(crate) fn next_u64(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.state;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, n), for n > 0 (the slight bias of `%` does not matter to tests).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
     }
 
     /// Uniform in [0, 1).

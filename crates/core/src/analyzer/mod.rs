@@ -1,6 +1,7 @@
 //! The entry point: bytes in, [`Report`] out.
 
 mod finish;
+mod pieces;
 mod records;
 
 use std::collections::BTreeMap;
@@ -61,8 +62,8 @@ pub struct Analyzer {
     json_record: Vec<u8>,
     json_record_no: Option<u64>,
     /// A line cut into pieces (Docker's JSON records, CRI's `P` lines), joined
-    /// so far (see [`crate::json_lines::PIECE_BYTES`]).
-    piece: Option<Piece>,
+    /// so far (see [`crate::pieces`]).
+    piece: Option<pieces::Piece>,
     /// Lines joined from pieces that came out longer than [`MAX_LINE`].
     overlong_joined: u64,
     join: Vec<u8>,
@@ -91,19 +92,6 @@ pub struct Analyzer {
     other_servers: crate::other_servers::OtherServers,
     /// Reads whole lines ahead inside `feed` (`None`: line by line).
     own_ahead: Option<(ReadAhead, Prepared)>,
-}
-
-/// The pieces of a cut line read so far.
-struct Piece {
-    /// The first piece's line number: the joined line's.
-    no: u64,
-    /// The first piece's time and text, and the texts after it (up to [`MAX_LINE`]).
-    text: Vec<u8>,
-    /// Bytes of text the pieces held, kept or not.
-    bytes: usize,
-    stream: crate::json_lines::Stream,
-    /// Pieces are JSON records (else CRI lines).
-    json: bool,
 }
 
 /// A line as read ahead: its reading, and where its records lie in `ahead_recs`.
@@ -425,65 +413,6 @@ impl Analyzer {
         }
         if !self.plain_piece(no, raw) {
             self.on_text(no, raw);
-        }
-    }
-
-    /// [`Analyzer::join_piece`] for a CRI line; any other plain line ends a held piece.
-    fn plain_piece(&mut self, no: u64, raw: &[u8]) -> bool {
-        match crate::cri::read(raw) {
-            Some(u) => self.join_piece(no, raw, u, false),
-            None => {
-                self.end_piece();
-                false
-            }
-        }
-    }
-
-    /// Takes a record that is a piece of a cut line, or the record that ends
-    /// one (true), joining them; the line is read when whole. A record of the
-    /// other stream, written between the pieces, is left to be read on its own.
-    fn join_piece(
-        &mut self,
-        no: u64,
-        text: &[u8],
-        u: crate::json_lines::Unwrapped,
-        json: bool,
-    ) -> bool {
-        if self.piece.as_ref().is_some_and(|p| p.json != json) {
-            self.end_piece();
-        }
-        let Some(p) = self.piece.as_mut() else {
-            if u.piece {
-                self.piece = Some(Piece {
-                    no,
-                    text: text.to_vec(),
-                    bytes: text.len() - u.text_from,
-                    stream: u.stream,
-                    json,
-                });
-            }
-            return u.piece;
-        };
-        if p.stream != u.stream {
-            return false;
-        }
-        let more = &text[u.text_from..];
-        let room = MAX_LINE.saturating_sub(p.text.len());
-        p.text.extend_from_slice(&more[..more.len().min(room)]);
-        p.bytes += more.len();
-        self.input.joined_pieces += 1;
-        if !u.piece {
-            self.end_piece();
-        }
-        true
-    }
-
-    /// Reads the line whose pieces were held, if any (its last piece came, or
-    /// another line did).
-    fn end_piece(&mut self) {
-        if let Some(p) = self.piece.take() {
-            self.overlong_joined += (p.bytes > MAX_LINE) as u64;
-            self.on_text(p.no, &p.text);
         }
     }
 

@@ -6,6 +6,8 @@
 //! and the general reader decides, so what is read here is exactly what it
 //! would read (checked against it in the tests below).
 
+use crate::pieces::{Framing, Stream};
+
 const HEAD: &[u8] = b"{\"log\":\"";
 const STREAM: &[u8] = b",\"stream\":\"";
 const TIME: &[u8] = b",\"time\":\"";
@@ -69,7 +71,7 @@ fn decode(s: &[u8], out: &mut Vec<u8>) -> Option<()> {
 
 /// The record's time, a space and its text without the trailing newline, in
 /// `out`; `None` (with `out` in any state) when the line is not in this layout.
-pub(super) fn unwrap(line: &[u8], out: &mut Vec<u8>) -> Option<super::Unwrapped> {
+pub(super) fn unwrap(line: &[u8], out: &mut Vec<u8>) -> Option<Framing> {
     let log_from = HEAD.len();
     if !line.starts_with(HEAD) {
         return None;
@@ -96,26 +98,26 @@ pub(super) fn unwrap(line: &[u8], out: &mut Vec<u8>) -> Option<super::Unwrapped>
     std::str::from_utf8(&out[text_from..]).ok()?;
     let (len, piece) = super::line_end(&out[text_from..], true);
     out.truncate(text_from + len);
-    Some(super::Unwrapped {
+    Some(Framing {
         text_from,
         piece,
-        stream: super::Stream::named(Some(stream)),
+        stream: Stream::named(Some(stream.as_bytes())),
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::PIECE_BYTES;
     use super::*;
+    use crate::pieces::PIECE_BYTES;
     use proptest::prelude::*;
 
     /// What the general reader makes of a line, or `None`.
-    fn general(line: &[u8]) -> Option<(Vec<u8>, super::super::Unwrapped)> {
+    fn general(line: &[u8]) -> Option<(Vec<u8>, Framing)> {
         let mut out = Vec::new();
         super::super::unwrap_general(line, &mut out).map(|u| (out, u))
     }
 
-    fn fast(line: &[u8]) -> Option<(Vec<u8>, super::super::Unwrapped)> {
+    fn fast(line: &[u8]) -> Option<(Vec<u8>, Framing)> {
         let mut out = b"stale".to_vec();
         unwrap(line, &mut out).map(|u| (out, u))
     }
@@ -179,13 +181,8 @@ mod tests {
             " ",
             "\u{2028}",
         ];
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % n as u64) as usize
-        };
+        let mut rng = batchlens_sim::rng::Rng::new(0x2545_f491_4f6c_dd1d);
+        let mut next = |n: usize| rng.below(n);
         let mut hits = 0;
         for _ in 0..20_000 {
             let text: String = (0..next(12)).map(|_| PIECES[next(PIECES.len())]).collect();

@@ -11,6 +11,8 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
+use crate::pieces::{Framing, Stream, PIECE_BYTES};
+
 /// A field that may hold text, or anything else (ignored, not an error).
 #[derive(Deserialize)]
 #[serde(untagged)]
@@ -59,44 +61,6 @@ pub fn may_be_record(line: &[u8]) -> bool {
     line.first() == Some(&b'{')
 }
 
-/// Docker's `json-file` driver cuts a line longer than 16 KiB into records of
-/// 16 KiB whose `log` text has no newline; the record that ends the line has
-/// one. A shorter text without a newline is a whole line (a container's last
-/// words, or a collector that drops newlines), not a piece.
-pub const PIECE_BYTES: usize = 16 * 1024;
-
-/// What [`read`] found in a record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Unwrapped {
-    /// Where the text starts in `out`, after the record's time and a space.
-    pub text_from: usize,
-    /// The text is a piece of a longer line that the next record goes on
-    /// with (see [`PIECE_BYTES`]); it is then left as it was, newline-less.
-    pub piece: bool,
-    /// The output stream the record names: a cut line's pieces are all in one,
-    /// and the other stream's lines may come between them.
-    pub stream: Stream,
-}
-
-/// Docker's `stream` field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stream {
-    Stdout,
-    Stderr,
-    /// Another name, or none.
-    Other,
-}
-
-impl Stream {
-    fn named(name: Option<&str>) -> Self {
-        match name {
-            Some("stdout") => Stream::Stdout,
-            Some("stderr") => Stream::Stderr,
-            _ => Stream::Other,
-        }
-    }
-}
-
 /// The text of a JSON-wrapped log line, written to `out` (time, a space, the
 /// text; its trailing newline dropped). False when the line is not a JSON
 /// object with a text field of a known name (`out` may have been written).
@@ -105,7 +69,7 @@ pub fn unwrap(line: &[u8], out: &mut Vec<u8>) -> bool {
 }
 
 /// [`unwrap`], telling where the text starts and whether it is a piece.
-pub fn read(line: &[u8], out: &mut Vec<u8>) -> Option<Unwrapped> {
+pub fn read(line: &[u8], out: &mut Vec<u8>) -> Option<Framing> {
     if !may_be_record(line) {
         return None;
     }
@@ -123,7 +87,7 @@ fn line_end(text: &[u8], log_field: bool) -> (usize, bool) {
 }
 
 /// [`read`] by a general JSON reader: any layout, any escape.
-fn unwrap_general(line: &[u8], out: &mut Vec<u8>) -> Option<Unwrapped> {
+fn unwrap_general(line: &[u8], out: &mut Vec<u8>) -> Option<Framing> {
     let w = serde_json::from_slice::<Wrapped>(line).ok()?;
     let log = Field::text(&w.log);
     let text = log.or_else(|| {
@@ -142,10 +106,10 @@ fn unwrap_general(line: &[u8], out: &mut Vec<u8>) -> Option<Unwrapped> {
     }
     let text_from = out.len();
     out.extend_from_slice(&text.as_bytes()[..len]);
-    Some(Unwrapped {
+    Some(Framing {
         text_from,
         piece,
-        stream: Stream::named(Field::text(&w.stream)),
+        stream: Stream::named(Field::text(&w.stream).map(str::as_bytes)),
     })
 }
 

@@ -373,7 +373,7 @@ mod tests {
     /// Variants of a line: each run of digits replaced by other values (too
     /// long, too large, fractions, percentages, words), bytes changed at random,
     /// the end cut or padded.
-    fn variants(line: &[u8], seed: &mut u64) -> Vec<Vec<u8>> {
+    fn variants(line: &[u8], rng: &mut batchlens_sim::rng::Rng) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
         let mut i = 0;
         while i < line.len() {
@@ -401,17 +401,11 @@ mod tests {
             }
             i = end;
         }
-        let mut next = || {
-            *seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (*seed >> 33) as usize
-        };
         for _ in 0..12 {
             let mut l = line.to_vec();
-            let at = next() % l.len().max(1);
-            let by = b"0123456789,.: %]b[aT"[next() % 20];
-            match next() % 3 {
+            let at = rng.below(l.len().max(1));
+            let by = b"0123456789,.: %]b[aT"[rng.below(20)];
+            match rng.below(3) {
                 0 if !l.is_empty() => l[at] = by,
                 1 => l.insert(at, by),
                 _ if !l.is_empty() => {
@@ -435,10 +429,10 @@ mod tests {
             templates: Templates::off(),
             ..SglangParser::default()
         };
-        let mut seed = 7;
+        let mut rng = batchlens_sim::rng::Rng::new(7);
         let mut compared = 0;
         for (no, line) in stats_lines().iter().enumerate() {
-            for l in std::iter::once(line.clone()).chain(variants(line, &mut seed)) {
+            for l in std::iter::once(line.clone()).chain(variants(line, &mut rng)) {
                 let last_chance = no % 2 == 0;
                 let (mut a, mut b) = (Vec::new(), Vec::new());
                 let oa = fast.parse(&l, no as u64, last_chance, &mut a);
