@@ -8,28 +8,22 @@ use serde::Serialize;
 
 pub const MAX_BUCKETS: usize = 512;
 
-/// Running sums of one metric inside a bucket.
+/// Running sum of one metric inside a bucket: a point shows its mean.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct Acc {
     sum: f64,
     n: u32,
-    max: f64,
 }
 
 impl Acc {
     fn add(&mut self, v: f64) {
         self.sum += v;
-        if self.n == 0 || v > self.max {
-            self.max = v;
-        }
         self.n += 1;
     }
     fn merge(&mut self, o: &Acc) {
         if o.n == 0 {
+            // Untouched, as a sum of none (`-0.0 + 0.0` is `0.0`).
             return;
-        }
-        if self.n == 0 || o.max > self.max {
-            self.max = o.max;
         }
         self.sum += o.sum;
         self.n += o.n;

@@ -76,8 +76,10 @@ impl Hist {
 }
 
 fn key(v: f64) -> u32 {
-    // Non-negative floats order like their bit patterns.
-    (v.max(0.0).to_bits() >> (52 - MANTISSA_BITS)) as u32
+    // Non-negative floats order like their bit patterns. A comparison, not
+    // `f64::max`: in wasm that is a call to `fmax`, once per value.
+    let v = if v > 0.0 { v } else { 0.0 };
+    (v.to_bits() >> (52 - MANTISSA_BITS)) as u32
 }
 
 fn unkey(k: u32) -> f64 {
@@ -205,5 +207,16 @@ mod tests {
         let p30 = s.quantile(0.3).unwrap();
         assert!(p30 > 0.0 && p30 < 1e-8, "{p30}");
         assert!((s.quantile(0.6).unwrap() - 5.0).abs() < 0.05);
+    }
+
+    #[test]
+    fn negative_zero_is_a_zero() {
+        let mut s = Stream::default();
+        for i in 0..(EXACT_LIMIT as u32 + 10) {
+            s.add(if i % 2 == 0 { -0.0 } else { 3.0 });
+        }
+        assert!(!s.hist.is_empty());
+        assert_eq!(s.hist.zeros, (EXACT_LIMIT as u64 + 10) / 2);
+        assert_eq!(s.quantile(0.0), Some(0.0));
     }
 }

@@ -33,6 +33,8 @@ impl Held {
 #[derive(Debug, Default)]
 pub(super) struct Phase {
     pending: Vec<Option<Held>>,
+    /// How many of `pending` are set.
+    pending_n: usize,
     pending_t: f64,
     pending_line: u64,
     pub(super) rounds: u64,
@@ -62,10 +64,11 @@ impl Phase {
         if self.pending[src].is_some() {
             self.close(series, prefill);
         }
-        if self.pending.iter().all(Option::is_none) {
+        if self.pending_n == 0 {
             self.pending_t = t;
             self.pending_line = s.line;
         }
+        self.pending_n += 1;
         self.pending[src] = Some(Held::of(s));
     }
 
@@ -73,6 +76,7 @@ impl Phase {
         let mut n = 0u32;
         let (mut run, mut q, mut kvt, mut gen, mut inp) = (None, None, None, None, None);
         let (mut kv_sum, mut kv_n) = (0.0, 0u32);
+        self.pending_n = 0;
         fn acc<T: Into<f64> + Copy>(slot: &mut Option<f64>, v: Option<T>) {
             if let Some(v) = v {
                 *slot = Some(slot.unwrap_or(0.0) + v.into());
