@@ -8,10 +8,74 @@ use serde::Serialize;
 
 use crate::time::Stamp;
 
-/// A source label (`DP3`, `Engine 001`), carried by every sample: a short
-/// string kept inline, so handing it to millions of samples (across threads)
-/// neither allocates nor touches a shared reference count.
-pub type SourceName = smol_str::SmolStr;
+/// A source label (`DP3`, `Engine 001`), carried by every sample: up to
+/// [`SourceName::MAX`] bytes kept inline and `Copy`, so handing it to millions
+/// of samples neither allocates nor needs dropping (a sample has no drop glue,
+/// and clearing a chunk's records costs nothing per sample). Engines' labels are
+/// a rank or engine number (`DP4294967295`, `Engine 123456`, `aggregated`): far shorter.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub struct SourceName {
+    len: u8,
+    bytes: [u8; SourceName::MAX],
+}
+
+impl SourceName {
+    pub const MAX: usize = 23;
+
+    /// The label, cut at a character boundary past [`SourceName::MAX`] bytes.
+    pub fn new(s: &str) -> Self {
+        let mut len = s.len().min(Self::MAX);
+        while !s.is_char_boundary(len) {
+            len -= 1;
+        }
+        let mut bytes = [0; Self::MAX];
+        bytes[..len].copy_from_slice(&s.as_bytes()[..len]);
+        SourceName {
+            len: len as u8,
+            bytes,
+        }
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Built from a `str` cut at a character boundary.
+        std::str::from_utf8(self.as_bytes()).unwrap_or_default()
+    }
+}
+
+impl std::ops::Deref for SourceName {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl From<&str> for SourceName {
+    fn from(s: &str) -> Self {
+        SourceName::new(s)
+    }
+}
+
+impl From<String> for SourceName {
+    fn from(s: String) -> Self {
+        SourceName::new(&s)
+    }
+}
+
+impl std::fmt::Debug for SourceName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl std::fmt::Display for SourceName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// Which part of the engine's loop a stats line describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -145,4 +209,25 @@ pub enum Record {
     },
     /// A known line that carries nothing we use (access logs, progress bars, banners…).
     Other,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SourceName;
+
+    #[test]
+    fn source_names_keep_engine_labels_whole_and_cut_long_ones_at_a_character() {
+        for label in ["", "DP3", "DP4294967295", "Engine 123456", "aggregated"] {
+            let n = SourceName::from(label);
+            assert_eq!(&*n, label);
+            assert_eq!(n, SourceName::from(label.to_string()));
+            assert_eq!(format!("{n}"), label);
+        }
+        assert_ne!(SourceName::from("DP1"), SourceName::from("DP10"));
+        let long = "x".repeat(22) + "é";
+        assert_eq!(long.len(), 24);
+        // 23 bytes would split `é`: cut before it.
+        assert_eq!(&*SourceName::from(long.as_str()), "x".repeat(22));
+        assert_eq!(SourceName::default().as_bytes(), b"");
+    }
 }

@@ -11,7 +11,7 @@ mod phase;
 
 use phase::{main_phase, Phase};
 
-use crate::model::{ConfigItem, Event, EventKind, Record, Sample, SampleKind};
+use crate::model::{ConfigItem, Event, EventKind, Record, Sample, SampleKind, SourceName};
 use crate::report::{EventSummary, RunSummary, SourceSummary, Summary, TimelineReport};
 use crate::round::sig;
 use crate::series::{Obs, Series};
@@ -156,7 +156,7 @@ impl Timeline {
         Some(tick.seconds)
     }
 
-    fn source_index(&mut self, name: &str) -> usize {
+    fn source_index(&mut self, name: &SourceName) -> usize {
         // Word-wise: a library `memcmp` call costs more than these few bytes (once per stats line).
         if let Some(i) = self
             .sources

@@ -168,7 +168,7 @@ impl SglangParser {
         // Every TP rank prints the same retraction; count it once per DP group.
         let sec = prefix.stamp.map(|s| s.second_of_day as i64).unwrap_or(-1);
         let h = hash(msg);
-        let key = (prefix.dp.clone(), sec, h);
+        let key = (prefix.dp, sec, h);
         if self.recent_events.contains(&key) && prefix.tp.is_some_and(|t| t != 0) {
             return Some(Outcome::Other("retraction_other_rank"));
         }

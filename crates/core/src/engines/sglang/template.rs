@@ -69,7 +69,7 @@ impl Template {
         i += self.head;
         s.line = no;
         s.stamp = Some(*stamp);
-        s.source = self.source.clone();
+        s.source = self.source;
         s.kind = Some(self.kind);
         let mut from = self.head;
         for &(hole, to) in self.holes.iter() {
