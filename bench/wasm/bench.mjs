@@ -1,12 +1,16 @@
-// node bench/wasm/bench.mjs FILE [WASM]: feeds FILE to the wasm core in 4 MiB chunks.
+// node bench/wasm/bench.mjs FILE [WASM] [--parse-only]: feeds FILE to the wasm core in
+// 4 MiB chunks. --parse-only times the parser stage alone (lines split, their kind
+// found, stats lines read into records) without the analyzer's timeline and report.
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const file = process.argv[2];
+const args = process.argv.slice(2);
+const parseOnly = args.includes("--parse-only");
+const [file, wasmArg] = args.filter((a) => a !== "--parse-only");
 const wasmPath =
-  process.argv[3] ??
+  wasmArg ??
   path.join(here, "target/wasm32-unknown-unknown/release/batchlens_wasm_bench.wasm");
 const module = new WebAssembly.Module(fs.readFileSync(wasmPath));
 // The core links wasm-bindgen glue (the chart crate's canvas backend) that the
@@ -26,7 +30,8 @@ const staging = Buffer.alloc(CHUNK);
 let total = 0;
 let inFeed = 0n;
 const t0 = process.hrtime.bigint();
-w.start();
+if (parseOnly) w.parse_start();
+else w.start();
 const ptr = w.alloc(CHUNK);
 for (;;) {
   const n = fs.readSync(fd, staging, 0, CHUNK, null);
@@ -34,16 +39,19 @@ for (;;) {
   // The memory may have grown: take a fresh view each time.
   new Uint8Array(w.memory.buffer, ptr, n).set(staging.subarray(0, n));
   const f0 = process.hrtime.bigint();
-  w.feed(n);
+  if (parseOnly) w.parse_feed(n);
+  else w.feed(n);
   inFeed += process.hrtime.bigint() - f0;
   total += n;
 }
-const stats = w.finish();
+const stats = parseOnly ? w.parse_finish() : w.finish();
 const t1 = process.hrtime.bigint();
 const secs = Number(t1 - t0) / 1e9;
 const feedSecs = Number(inFeed) / 1e9;
 console.log(
-  `wasm: ${total} bytes, ${w.lines()} lines, ${stats} stats lines; ` +
+  (parseOnly
+    ? `wasm parser stage: ${total} bytes, ${stats} lines read; `
+    : `wasm: ${total} bytes, ${w.lines()} lines, ${stats} stats lines; `) +
     `${secs.toFixed(3)} s total (${(total / secs / 1e9).toFixed(2)} GB/s incl. read+copy), ` +
     `${feedSecs.toFixed(3)} s in feed (${(total / feedSecs / 1e9).toFixed(2)} GB/s)`
 );
