@@ -102,12 +102,15 @@ impl Stream {
         }
         self.n += 1;
         self.sum += v;
-        if self.hist.is_empty() && self.exact.len() < EXACT_LIMIT {
-            self.exact.push(v);
-            return;
-        }
-        for x in std::mem::take(&mut self.exact) {
-            self.hist.bump(key(x));
+        if self.hist.is_empty() {
+            if self.exact.len() < EXACT_LIMIT {
+                self.exact.push(v);
+                return;
+            }
+            // The exact values fold into the histogram, once.
+            for x in std::mem::take(&mut self.exact) {
+                self.hist.bump(key(x));
+            }
         }
         self.hist.bump(key(v));
     }
