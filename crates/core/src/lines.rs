@@ -41,6 +41,17 @@ pub fn physical(line: &[u8]) -> (&[u8], bool) {
 /// records the newlines' offsets in `newlines`, for
 /// [`LineSplitter::feed_spans`]. Chunks are far below 4 GiB.
 pub fn newlines(chunk: &[u8], newlines: &mut Vec<u32>, mut f: impl FnMut(&[u8], bool)) {
+    each_line(chunk, |_, end, line, escape| {
+        newlines.push(end as u32);
+        f(line, escape)
+    })
+}
+
+/// Calls `f` with each line of a chunk that starts a line (up to its last
+/// newline): where it starts and where its newline is, its text as read
+/// ([`physical`]) and whether that holds an escape byte (ANSI codes).
+#[inline]
+pub fn each_line(chunk: &[u8], mut f: impl FnMut(usize, usize, &[u8], bool)) {
     let mut start = 0;
     let mut escape = false;
     // One pass finds both: escapes are rare, and a search per line costs more.
@@ -49,10 +60,11 @@ pub fn newlines(chunk: &[u8], newlines: &mut Vec<u32>, mut f: impl FnMut(&[u8], 
             escape = true;
             continue;
         }
-        newlines.push(i as u32);
         let (line, cut) = physical(&chunk[start..i]);
         // An escape past the cut is not in the line as read.
         f(
+            start,
+            i,
             line,
             escape && (!cut || memchr::memchr(0x1b, line).is_some()),
         );
@@ -111,6 +123,16 @@ impl LineSplitter {
             start = i + 1;
         }
         self.push_carry(&chunk[start..]);
+    }
+
+    /// Counts a whole line of `len` bytes (before its newline) that a chunk
+    /// starting a line holds, as [`LineSplitter::feed_spans`] does: its number.
+    #[inline]
+    pub fn count_whole(&mut self, len: usize) -> u64 {
+        debug_assert!(self.at_line_start());
+        self.line_no += 1;
+        self.overlong_lines += (len > MAX_LINE) as u64;
+        self.line_no
     }
 
     fn push_carry(&mut self, b: &[u8]) {

@@ -91,27 +91,40 @@ impl ReadAhead {
         }
         p.engines.extend(self.parsers.iter().map(|p| p.engine()));
         lines::newlines(chunk, &mut p.newlines, |l, escape| {
-            // ANSI codes are stripped in order by the analyzer (also those a JSON record's text holds).
-            let (pre, json) = if escape || crate::cri::may_be_piece(l) {
-                // A piece of a cut line is joined by the analyzer, in order.
-                (Pre::Unread, false)
-            } else if crate::json_lines::may_be_record(l) {
-                let mut text = std::mem::take(&mut self.text);
-                let read = match crate::json_lines::read(l, &mut text) {
-                    None => (self.line(l, &mut p.records), false),
-                    // A piece of a cut line is joined by the analyzer, in order.
-                    Some(u) if u.piece => (Pre::Unread, false),
-                    Some(_) if memchr::memchr(0x1b, &text).is_some() => (Pre::Unread, false),
-                    Some(_) => (self.line(&text, &mut p.records), true),
-                };
-                self.text = text;
-                read
-            } else {
-                (self.line(l, &mut p.records), false)
-            };
+            let (pre, json) = self.read_line(l, escape, &mut p.records);
             p.lines.push(pre);
             p.json.push(json);
         });
+    }
+
+    /// The reading of one whole line `l` (`escape`: it holds an escape byte),
+    /// its records pushed on `out`; and whether it was read from the text of a
+    /// JSON record.
+    #[inline]
+    pub(crate) fn read_line(
+        &mut self,
+        l: &[u8],
+        escape: bool,
+        out: &mut Vec<Record>,
+    ) -> (Pre, bool) {
+        // ANSI codes are stripped in order by the analyzer (also those a JSON record's text holds).
+        if escape || crate::cri::may_be_piece(l) {
+            // A piece of a cut line is joined by the analyzer, in order.
+            (Pre::Unread, false)
+        } else if crate::json_lines::may_be_record(l) {
+            let mut text = std::mem::take(&mut self.text);
+            let read = match crate::json_lines::read(l, &mut text) {
+                None => (self.line(l, out), false),
+                // A piece of a cut line is joined by the analyzer, in order.
+                Some(u) if u.piece => (Pre::Unread, false),
+                Some(_) if memchr::memchr(0x1b, &text).is_some() => (Pre::Unread, false),
+                Some(_) => (self.line(&text, out), true),
+            };
+            self.text = text;
+            read
+        } else {
+            (self.line(l, out), false)
+        }
     }
 
     fn line(&mut self, line: &[u8], out: &mut Vec<Record>) -> Pre {

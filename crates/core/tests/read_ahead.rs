@@ -256,9 +256,9 @@ fn client_lines_among_access_lines_are_read_when_read_ahead() {
 }
 
 #[test]
-fn a_long_log_with_a_line_longer_than_a_piece_reads_as_line_by_line() {
-    // `feed` reads ahead in pieces of whole lines: many pieces, a line longer
-    // than a piece, chunks ending inside it and inside a stats line.
+fn a_long_log_with_a_line_longer_than_a_chunk_reads_as_line_by_line() {
+    // `feed` reads each whole line ahead as it comes: a line cut at MAX_LINE
+    // and longer than some chunks, chunks ending inside it and inside a stats line.
     let mut log = Vec::new();
     let parts = inputs();
     let mut rounds = 0;

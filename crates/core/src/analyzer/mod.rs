@@ -20,9 +20,6 @@ const MAX_EXAMPLES: usize = 5;
 /// tails linear instead of re-reading the growing join each time.
 const MAX_WRAPPED_JOINS: u32 = 16;
 const EXAMPLE_CHARS: usize = 120;
-/// Whole lines read ahead at a time inside [`Analyzer::feed`]: the records of
-/// one piece are held at once.
-const AHEAD_PIECE: usize = 512 * 1024;
 /// The label of a line where the server says it prints no stats lines.
 const STATS_DISABLED: &str = "stats_disabled";
 /// Bytes inspected to decide whether the input is text.
@@ -91,7 +88,7 @@ pub struct Analyzer {
     other_kinds: Tally,
     other_servers: crate::other_servers::OtherServers,
     /// Reads whole lines ahead inside `feed` (`None`: line by line).
-    own_ahead: Option<(ReadAhead, Prepared)>,
+    own_ahead: Option<ReadAhead>,
 }
 
 /// A line as read ahead: its reading, and where its records lie in `ahead_recs`.
@@ -121,7 +118,7 @@ impl Analyzer {
     pub fn new(opts: Options) -> Self {
         let timeline = Timeline::judging(opts.run);
         let parsers = engines_tried(&opts).into_iter().map(parser_for).collect();
-        let own_ahead = Some((ReadAhead::new(&opts), Prepared::default()));
+        let own_ahead = Some(ReadAhead::new(&opts));
         Analyzer {
             opts,
             splitter: LineSplitter::default(),
@@ -208,7 +205,7 @@ impl Analyzer {
 
     fn read_text(&mut self, text: &[u8]) {
         self.sniff(text);
-        let Some((mut ahead, mut prepared)) = self.own_ahead.take() else {
+        let Some(mut ahead) = self.own_ahead.take() else {
             return self.split_lines(text);
         };
         let mut rest = text;
@@ -216,31 +213,34 @@ impl Analyzer {
             // The line begun in the last chunk ends first.
             let Some(i) = memchr::memchr(b'\n', rest) else {
                 self.split_lines(rest);
-                self.own_ahead = Some((ahead, prepared));
+                self.own_ahead = Some(ahead);
                 return;
             };
             self.split_lines(&rest[..=i]);
             rest = &rest[i + 1..];
         }
-        // Pieces of whole lines are read ahead (a bounded piece bounds the records held).
-        while !rest.is_empty() {
-            let window = &rest[..rest.len().min(AHEAD_PIECE)];
-            let end = match memchr::memrchr(b'\n', window) {
-                Some(i) => i + 1,
-                // A line longer than a piece: it and the lines up to the piece's end.
-                None => match memchr::memchr(b'\n', &rest[window.len()..]) {
-                    Some(i) => window.len() + i + 1,
-                    None => break,
-                },
+        // Each whole line is read ahead and taken in at once: the steps of
+        // `feed_prepared`, without holding a chunk's readings and records.
+        let whole = memchr::memrchr(b'\n', rest).map_or(0, |i| i + 1);
+        let (lines, after) = rest.split_at(whole);
+        let mut splitter = std::mem::take(&mut self.splitter);
+        crate::lines::each_line(lines, |start, end, line, escape| {
+            self.ahead_recs.clear();
+            let (pre, json) = ahead.read_line(line, escape, &mut self.ahead_recs);
+            let n = match pre {
+                Pre::Stats { full, damaged, .. } => {
+                    ((full + damaged) as usize).min(self.ahead_recs.len())
+                }
+                _ => 0,
             };
-            let (piece, after) = rest.split_at(end);
-            ahead.read_into(piece, &mut prepared);
-            self.feed_lines_read_ahead(piece, &mut prepared);
-            rest = after;
-        }
+            let no = splitter.count_whole(end - start);
+            self.line_read_ahead(no, &lines[start..end], pre, json, 0..n);
+        });
+        self.splitter = splitter;
+        self.ahead_recs.clear();
         // What follows the last newline waits for the next chunk.
-        self.split_lines(rest);
-        self.own_ahead = Some((ahead, prepared));
+        self.split_lines(after);
+        self.own_ahead = Some(ahead);
     }
 
     fn split_lines(&mut self, text: &[u8]) {
@@ -294,61 +294,12 @@ impl Analyzer {
             let pre = pres.next().unwrap_or(Pre::Unread);
             let json = jsons.next().unwrap_or(false);
             let mut recs = next_rec..next_rec;
-            if let Pre::Stats {
-                engine,
-                full,
-                damaged,
-            } = pre
-            {
+            if let Pre::Stats { full, damaged, .. } = pre {
                 let end = (next_rec + (full + damaged) as usize).min(self.ahead_recs.len());
                 recs = next_rec..end;
                 next_rec = end;
-                if self.held.is_none() && self.piece.is_none() {
-                    // What `on_line` would do, without reading the line's bytes again.
-                    self.held_joins = 0;
-                    // Read only to show a damaged record: a line's bytes are
-                    // rarely still in cache by now, and one load would miss.
-                    let raw = || physical(&chunk[span.clone()]).0;
-                    if !json {
-                        self.stats_read_ahead(no, engine, full, damaged, recs, raw);
-                        return;
-                    }
-                    let raw = raw();
-                    self.input.json_records += 1;
-                    // Only a damaged record's example shows the text: unwrapped again then.
-                    let mut text = std::mem::take(&mut self.json_text);
-                    let shown = damaged > 0 && crate::json_lines::unwrap(raw, &mut text);
-                    let line: &[u8] = if shown { &text } else { raw };
-                    self.stats_read_ahead(no, engine, full, damaged, recs, || line);
-                    self.json_text = text;
-                    return;
-                }
             }
-            if let Pre::Unclaimed {
-                label: Some(label),
-                client: false,
-            } = pre
-            {
-                if self.held.is_none()
-                    && self.piece.is_none()
-                    && !self.client_lines.in_block()
-                    && !self.other_servers.sampling()
-                {
-                    // A labelled line nothing else reads (most are access lines).
-                    self.held_joins = 0;
-                    self.input.json_records += json as u64;
-                    self.count_other(label);
-                    return;
-                }
-            }
-            self.ahead = Some(Ahead {
-                no,
-                pre,
-                recs,
-                json,
-            });
-            self.on_line(no, physical(&chunk[span]).0);
-            self.ahead = None;
+            self.line_read_ahead(no, &chunk[span], pre, json, recs);
         });
         self.splitter = splitter;
         prepared.newlines = newlines;
@@ -356,6 +307,72 @@ impl Analyzer {
         drop(jsons);
         std::mem::swap(&mut self.ahead_recs, &mut prepared.records);
         prepared.records.clear();
+    }
+
+    /// A whole line as read ahead (on another thread, [`Analyzer::feed_prepared`],
+    /// or just now, [`Analyzer::feed`]): `between` is its text between its
+    /// newlines (read only where needed), `recs` where its records lie in `ahead_recs`.
+    #[inline]
+    fn line_read_ahead(
+        &mut self,
+        no: u64,
+        between: &[u8],
+        pre: Pre,
+        json: bool,
+        recs: std::ops::Range<usize>,
+    ) {
+        if let Pre::Stats {
+            engine,
+            full,
+            damaged,
+        } = pre
+        {
+            if self.held.is_none() && self.piece.is_none() {
+                // What `on_line` would do, without reading the line's bytes again.
+                self.held_joins = 0;
+                // Read only to show a damaged record: read ahead on another
+                // thread, a line's bytes are rarely still in cache, and one load would miss.
+                let raw = || physical(between).0;
+                if !json {
+                    self.stats_read_ahead(no, engine, full, damaged, recs, raw);
+                    return;
+                }
+                let raw = raw();
+                self.input.json_records += 1;
+                // Only a damaged record's example shows the text: unwrapped again then.
+                let mut text = std::mem::take(&mut self.json_text);
+                let shown = damaged > 0 && crate::json_lines::unwrap(raw, &mut text);
+                let line: &[u8] = if shown { &text } else { raw };
+                self.stats_read_ahead(no, engine, full, damaged, recs, || line);
+                self.json_text = text;
+                return;
+            }
+        }
+        if let Pre::Unclaimed {
+            label: Some(label),
+            client: false,
+        } = pre
+        {
+            if self.held.is_none()
+                && self.piece.is_none()
+                && !self.client_lines.in_block()
+                && !self.other_servers.sampling()
+            {
+                // A labelled line nothing else reads (most are access lines).
+                self.held_joins = 0;
+                self.input.json_records += json as u64;
+                self.count_other(label);
+                return;
+            }
+        }
+        self.ahead = Some(Ahead {
+            no,
+            pre,
+            recs,
+            json,
+        });
+        self.on_line(no, physical(between).0);
+        self.ahead = None;
     }
 
     fn sniff(&mut self, chunk: &[u8]) {
