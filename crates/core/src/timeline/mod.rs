@@ -53,6 +53,8 @@ impl Mean {
 
 #[derive(Debug, Default)]
 struct SourceAcc {
+    /// The label as samples carry it: found by comparing whole fixed-size labels.
+    key: SourceName,
     name: String,
     stat_lines: u64,
     gen: Mean,
@@ -157,18 +159,15 @@ impl Timeline {
     }
 
     fn source_index(&mut self, name: &SourceName) -> usize {
-        // Word-wise: a library `memcmp` call costs more than these few bytes (once per stats line).
-        if let Some(i) = self
-            .sources
-            .iter()
-            .position(|s| crate::fields::same(s.name.as_bytes(), name.as_bytes()))
-        {
+        // Whole labels (a few words each): no length-dependent loop, once per stats line.
+        if let Some(i) = self.sources.iter().position(|s| s.key == *name) {
             return i;
         }
         if self.sources.len() >= MAX_SOURCES {
             return MAX_SOURCES - 1;
         }
         self.sources.push(SourceAcc {
+            key: *name,
             name: name.to_string(),
             ..SourceAcc::default()
         });
