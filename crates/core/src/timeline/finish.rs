@@ -87,7 +87,7 @@ impl Timeline {
             .sources
             .iter()
             .map(|s| SourceSummary {
-                source: s.name.clone(),
+                source: s.name.to_string(),
                 stat_lines: s.stat_lines,
                 gen_throughput_tok_s_mean: s.gen.mean().map(sig),
                 running_requests_mean: s.running.mean().map(sig),
@@ -100,7 +100,7 @@ impl Timeline {
                 .iter()
                 .take(MAX_SOURCE_SERIES)
                 .map(|s| SourceSeries {
-                    source: s.name.clone(),
+                    source: s.name.to_string(),
                     points: s.series.points(has_decode),
                 })
                 .collect()

@@ -54,8 +54,7 @@ impl Mean {
 #[derive(Debug, Default)]
 struct SourceAcc {
     /// The label as samples carry it: found by comparing whole fixed-size labels.
-    key: SourceName,
-    name: String,
+    name: SourceName,
     stat_lines: u64,
     gen: Mean,
     running: Mean,
@@ -160,15 +159,14 @@ impl Timeline {
 
     fn source_index(&mut self, name: &SourceName) -> usize {
         // Whole labels (a few words each): no length-dependent loop, once per stats line.
-        if let Some(i) = self.sources.iter().position(|s| s.key == *name) {
+        if let Some(i) = self.sources.iter().position(|s| s.name == *name) {
             return i;
         }
         if self.sources.len() >= MAX_SOURCES {
             return MAX_SOURCES - 1;
         }
         self.sources.push(SourceAcc {
-            key: *name,
-            name: name.to_string(),
+            name: *name,
             ..SourceAcc::default()
         });
         self.sources.len() - 1
