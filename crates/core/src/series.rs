@@ -174,6 +174,7 @@ impl Series {
         self.last = None;
     }
 
+    #[inline]
     pub fn add(&mut self, t_s: f64, line: u64, o: &Obs) {
         let b = self.slot(t_s);
         if b.is_empty() {
