@@ -12,7 +12,6 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
 }
 
-/// A fresh scratch directory for one test.
 /// A test's own folder under the temp dir, removed when the test ends (each
 /// run would otherwise leave a dozen, some of several MB).
 struct Scratch(PathBuf);

@@ -29,6 +29,16 @@ pub(crate) enum Pre {
     },
 }
 
+impl Pre {
+    /// How many records the line's reading holds (a stats line's, read ahead).
+    pub(crate) fn records(self) -> usize {
+        match self {
+            Pre::Stats { full, damaged, .. } => (full + damaged) as usize,
+            _ => 0,
+        }
+    }
+}
+
 /// The reading of a chunk's whole lines, in order.
 #[derive(Default)]
 pub struct Prepared {

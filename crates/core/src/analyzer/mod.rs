@@ -227,12 +227,7 @@ impl Analyzer {
         crate::lines::each_line(lines, |start, end, line, escape| {
             self.ahead_recs.clear();
             let (pre, json) = ahead.read_line(line, escape, &mut self.ahead_recs);
-            let n = match pre {
-                Pre::Stats { full, damaged, .. } => {
-                    ((full + damaged) as usize).min(self.ahead_recs.len())
-                }
-                _ => 0,
-            };
+            let n = pre.records().min(self.ahead_recs.len());
             let no = splitter.count_whole(end - start);
             self.line_read_ahead(no, &lines[start..end], pre, json, 0..n);
         });
@@ -293,12 +288,9 @@ impl Analyzer {
         splitter.feed_spans(chunk, &newlines, &mut |no, span| {
             let pre = pres.next().unwrap_or(Pre::Unread);
             let json = jsons.next().unwrap_or(false);
-            let mut recs = next_rec..next_rec;
-            if let Pre::Stats { full, damaged, .. } = pre {
-                let end = (next_rec + (full + damaged) as usize).min(self.ahead_recs.len());
-                recs = next_rec..end;
-                next_rec = end;
-            }
+            let end = (next_rec + pre.records()).min(self.ahead_recs.len());
+            let recs = next_rec..end;
+            next_rec = end;
             self.line_read_ahead(no, &chunk[span], pre, json, recs);
         });
         self.splitter = splitter;

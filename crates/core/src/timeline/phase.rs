@@ -73,7 +73,9 @@ impl Phase {
     }
 
     pub(super) fn close(&mut self, series: &mut Series, prefill: bool) {
-        let mut n = 0u32;
+        if self.pending_n == 0 {
+            return;
+        }
         let (mut run, mut q, mut kvt, mut gen, mut inp) = (None, None, None, None, None);
         let (mut kv_sum, mut kv_n) = (0.0, 0u32);
         self.pending_n = 0;
@@ -83,7 +85,6 @@ impl Phase {
             }
         }
         for s in self.pending.iter_mut().filter_map(Option::take) {
-            n += 1;
             acc(&mut run, s.running);
             acc(&mut q, s.queued);
             acc(&mut kvt, s.kv_tokens.map(|v| v as f64));
@@ -93,9 +94,6 @@ impl Phase {
                 kv_sum += u;
                 kv_n += 1;
             }
-        }
-        if n == 0 {
-            return;
         }
         self.rounds += 1;
         let kv = (kv_n > 0).then(|| kv_sum / kv_n as f64);
