@@ -33,14 +33,16 @@ impl Default for Gate {
 }
 
 impl Gate {
-    const SLOTS: usize = 1 << 16;
+    /// Bits of a slot: [`Gate::slot`] keeps the hash's top bits, one flag each.
+    const SLOT_BITS: u32 = 16;
+    const SLOTS: usize = 1 << Gate::SLOT_BITS;
     pub(super) const STRIDE: usize = 4;
     /// The bytes [`Gate::start`] may pass over.
     const HEAD: usize = 20;
 
     #[inline]
     pub(super) fn slot(w: [u8; 4]) -> usize {
-        (u32::from_le_bytes(w).wrapping_mul(0x9e37_79b1) >> 16) as usize
+        (u32::from_le_bytes(w).wrapping_mul(0x9e37_79b1) >> (32 - Gate::SLOT_BITS)) as usize
     }
 
     #[inline]
