@@ -170,7 +170,8 @@ impl Templates {
                     None => return false,
                 },
             };
-            out.push(Record::Sample(Sample::default()));
+            // Made where it lies: `push` would build it on the stack and copy it.
+            out.resize_with(out.len() + 1, || Record::Sample(Sample::default()));
             let Some(Record::Sample(s)) = out.last_mut() else {
                 unreachable!("just pushed")
             };
