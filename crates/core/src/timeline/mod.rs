@@ -203,6 +203,9 @@ impl Timeline {
         }
     }
 
+    // Rare records, kept out of `add` (inlined where samples are added, which runs
+    // for every stats line): the hot code stays small to compile and to cache.
+    #[inline(never)]
     fn add_config(&mut self, line: u64, items: &[ConfigItem]) {
         if self.samples_since_start {
             // Startup lines after stats lines: the server restarted.
@@ -320,6 +323,7 @@ impl Timeline {
         (span, self.idle_s.min(span))
     }
 
+    #[inline(never)]
     fn add_event(&mut self, mut e: Event) {
         let t = self.place(e.stamp.as_ref(), e.line).or(self.last_stat_t);
         e.clock_s = t;
