@@ -329,15 +329,7 @@ impl Analyzer {
                     self.stats_read_ahead(no, engine, full, damaged, recs, raw);
                     return;
                 }
-                let raw = raw();
-                self.input.json_records += 1;
-                // Only a damaged record's example shows the text: unwrapped again then.
-                let mut text = std::mem::take(&mut self.json_text);
-                let shown = damaged > 0 && crate::json_lines::unwrap(raw, &mut text);
-                let line: &[u8] = if shown { &text } else { raw };
-                self.stats_read_ahead(no, engine, full, damaged, recs, || line);
-                self.json_text = text;
-                return;
+                return self.json_stats_read_ahead(no, raw(), engine, full, damaged, recs);
             }
         }
         if let Pre::Unclaimed {
@@ -345,18 +337,59 @@ impl Analyzer {
             client: false,
         } = pre
         {
+            let sampling = self.other_servers.sampling();
             if self.held.is_none()
                 && self.piece.is_none()
                 && !self.client_lines.in_block()
-                && !self.other_servers.sampling()
+                && !(sampling && json)
             {
-                // A labelled line nothing else reads (most are access lines).
+                // A labelled line nothing else reads (most are access lines),
+                // but for the search for other servers in the log's first lines
+                // (as written: a JSON record is looked at whole, by `on_line`).
                 self.held_joins = 0;
                 self.input.json_records += json as u64;
+                if sampling {
+                    self.other_servers.line(no, physical(between).0);
+                }
                 self.count_other(label);
                 return;
             }
         }
+        self.line_with_reading(no, between, pre, json, recs);
+    }
+
+    /// A stats line read ahead from a JSON record's text.
+    // Out of line, as is the next: `line_read_ahead` is inlined into the loop over
+    // a chunk's lines, which wasm engines compile sooner the smaller it is.
+    #[inline(never)]
+    fn json_stats_read_ahead(
+        &mut self,
+        no: u64,
+        raw: &[u8],
+        engine: crate::Engine,
+        full: u32,
+        damaged: u32,
+        recs: std::ops::Range<usize>,
+    ) {
+        self.input.json_records += 1;
+        // Only a damaged record's example shows the text: unwrapped again then.
+        let mut text = std::mem::take(&mut self.json_text);
+        let shown = damaged > 0 && crate::json_lines::unwrap(raw, &mut text);
+        let line: &[u8] = if shown { &text } else { raw };
+        self.stats_read_ahead(no, engine, full, damaged, recs, || line);
+        self.json_text = text;
+    }
+
+    /// A line taken in on its own, with what was read ahead of it.
+    #[inline(never)]
+    fn line_with_reading(
+        &mut self,
+        no: u64,
+        between: &[u8],
+        pre: Pre,
+        json: bool,
+        recs: std::ops::Range<usize>,
+    ) {
         self.ahead = Some(Ahead {
             no,
             pre,
