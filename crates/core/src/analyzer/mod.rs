@@ -208,21 +208,19 @@ impl Analyzer {
         let Some(mut ahead) = self.own_ahead.take() else {
             return self.split_lines(text);
         };
-        let mut rest = text;
-        if !self.splitter.at_line_start() {
-            // The line begun in the last chunk ends first.
-            let Some(i) = memchr::memchr(b'\n', rest) else {
-                self.split_lines(rest);
-                self.own_ahead = Some(ahead);
-                return;
-            };
-            self.split_lines(&rest[..=i]);
-            rest = &rest[i + 1..];
-        }
+        let rest = match self.splitter.at_line_start() {
+            true => text,
+            false => match self.end_line_begun(text) {
+                Some(rest) => rest,
+                None => {
+                    self.own_ahead = Some(ahead);
+                    return;
+                }
+            },
+        };
         // Each whole line is read ahead and taken in at once: the steps of
         // `feed_prepared`, without holding a chunk's readings and records.
-        let whole = memchr::memrchr(b'\n', rest).map_or(0, |i| i + 1);
-        let (lines, after) = rest.split_at(whole);
+        let (lines, after) = rest.split_at(whole_lines(rest));
         let mut splitter = std::mem::take(&mut self.splitter);
         crate::lines::each_line(lines, |start, end, line, escape| {
             self.ahead_recs.clear();
@@ -236,6 +234,19 @@ impl Analyzer {
         // What follows the last newline waits for the next chunk.
         self.split_lines(after);
         self.own_ahead = Some(ahead);
+    }
+
+    /// The line begun in the last chunk ends first: what follows it, if it ends here.
+    // Once per chunk, out of line, as is `whole_lines`: the per-line loop of
+    // `read_text` stays small (wasm engines compile it sooner).
+    #[inline(never)]
+    fn end_line_begun<'t>(&mut self, text: &'t [u8]) -> Option<&'t [u8]> {
+        let Some(i) = memchr::memchr(b'\n', text) else {
+            self.split_lines(text);
+            return None;
+        };
+        self.split_lines(&text[..=i]);
+        Some(&text[i + 1..])
     }
 
     fn split_lines(&mut self, text: &[u8]) {
@@ -400,10 +411,16 @@ impl Analyzer {
         self.ahead = None;
     }
 
+    #[inline]
     fn sniff(&mut self, chunk: &[u8]) {
-        if self.sniffed >= SNIFF_BYTES {
-            return;
+        if self.sniffed < SNIFF_BYTES {
+            self.sniff_head(chunk);
         }
+    }
+
+    /// The input's first bytes, kept and checked for binary bytes.
+    #[inline(never)]
+    fn sniff_head(&mut self, chunk: &[u8]) {
         let take = &chunk[..chunk.len().min(SNIFF_BYTES - self.sniffed)];
         self.sniffed += take.len();
         let room = crate::file_format::HEAD_BYTES.saturating_sub(self.head.len());
@@ -490,6 +507,12 @@ impl Analyzer {
         self.held_joins = 0;
         self.process(no, line, false);
     }
+}
+
+/// The length of `text` up to and with its last newline (0 without one).
+#[inline(never)]
+fn whole_lines(text: &[u8]) -> usize {
+    memchr::memrchr(b'\n', text).map_or(0, |i| i + 1)
 }
 
 /// Counts by label. Labels are a handful of static strings, so a short list

@@ -125,11 +125,17 @@ impl Analyzer {
             *self.stats_by_engine[e as usize].get_or_insert(0) += n;
         }
         if damaged > 0 && self.input.damaged_examples.len() < MAX_EXAMPLES {
-            self.input.damaged_examples.push(LineExample {
-                line: no,
-                text: excerpt(line(), EXAMPLE_CHARS),
-            });
+            self.damaged_example(no, line());
         }
+    }
+
+    // Rare: out of the per-line loop it would be inlined into.
+    #[inline(never)]
+    fn damaged_example(&mut self, no: u64, line: &[u8]) {
+        self.input.damaged_examples.push(LineExample {
+            line: no,
+            text: excerpt(line, EXAMPLE_CHARS),
+        });
     }
 
     fn add_records(&mut self, recs: &[Record]) {
