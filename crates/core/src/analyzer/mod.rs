@@ -366,7 +366,13 @@ impl Analyzer {
                 return;
             }
         }
-        self.line_with_reading(no, between, pre, json, recs);
+        let reading = Ahead {
+            no,
+            pre,
+            recs,
+            json,
+        };
+        self.line_with_reading(between, reading);
     }
 
     /// A stats line read ahead from a JSON record's text.
@@ -393,20 +399,9 @@ impl Analyzer {
 
     /// A line taken in on its own, with what was read ahead of it.
     #[inline(never)]
-    fn line_with_reading(
-        &mut self,
-        no: u64,
-        between: &[u8],
-        pre: Pre,
-        json: bool,
-        recs: std::ops::Range<usize>,
-    ) {
-        self.ahead = Some(Ahead {
-            no,
-            pre,
-            recs,
-            json,
-        });
+    fn line_with_reading(&mut self, between: &[u8], reading: Ahead) {
+        let no = reading.no;
+        self.ahead = Some(reading);
         self.on_line(no, physical(between).0);
         self.ahead = None;
     }
