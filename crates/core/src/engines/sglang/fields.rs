@@ -324,7 +324,7 @@ fn plain_value_inline(b: &[u8], i: usize, slot: Slot) -> Option<(Value, usize)> 
         if n + nf > 15 {
             return None;
         }
-        m = int * 10u64.pow(nf as u32) + f;
+        m = int * POW10[nf] + f;
         k = nf;
         end = e;
     }
@@ -342,6 +342,17 @@ fn plain_value_inline(b: &[u8], i: usize, slot: Slot) -> Option<(Value, usize)> 
     let v = decimal(m, k);
     Some((Value::Float(if percent { hundredth(v) } else { v }), end))
 }
+
+/// Powers of ten up to a value's most digits: a look-up, where `pow` is a loop.
+const POW10: [u64; 16] = {
+    let mut p = [1u64; 16];
+    let mut k = 1;
+    while k < 16 {
+        p[k] = p[k - 1] * 10;
+        k += 1;
+    }
+    p
+};
 
 /// `v / 100`, out of line: inlined, the division is done for every value and
 /// the result dropped unless it is a percentage (rare), and divisions are dear.
