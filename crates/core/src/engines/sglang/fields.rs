@@ -260,8 +260,10 @@ impl KeyMemo {
 /// Digits from `i`: (value, how many, end); at most 15 so the value is exact.
 fn digits(b: &[u8], mut i: usize) -> (u64, usize, usize) {
     let from = i;
+    // At most 15 digits: the bound is taken once, not per digit.
+    let to = b.len().min(from.saturating_add(15));
     let mut v = 0u64;
-    while i < b.len() && b[i].is_ascii_digit() && i - from < 15 {
+    while i < to && b[i].is_ascii_digit() {
         v = v * 10 + (b[i] - b'0') as u64;
         i += 1;
     }
