@@ -63,7 +63,7 @@ impl Prepared {
 
 /// Reads chunks ahead with its own parsers. Create one per thread.
 pub struct ReadAhead {
-    parsers: Vec<Box<dyn LineParser>>,
+    parsers: Vec<crate::engines::Parser>,
     /// The text of the JSON record being read.
     text: Vec<u8>,
 }

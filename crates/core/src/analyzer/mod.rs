@@ -43,7 +43,7 @@ pub struct Options {
 pub struct Analyzer {
     opts: Options,
     splitter: LineSplitter,
-    parsers: Vec<Box<dyn LineParser>>,
+    parsers: Vec<crate::engines::Parser>,
     timeline: Timeline,
     input: InputStats,
     /// Stats records by engine (indexed by `Engine as usize`), when any line was one's.

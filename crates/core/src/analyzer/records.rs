@@ -1,7 +1,7 @@
 //! What a line's reading becomes: counted, its records added to the timeline.
 
 use super::{Analyzer, EXAMPLE_CHARS, MAX_EXAMPLES, STATS_DISABLED};
-use crate::engines::{common, Engine, Outcome};
+use crate::engines::{common, Engine, LineParser, Outcome};
 use crate::fields::excerpt;
 use crate::model::{Record, SampleKind};
 use crate::read_ahead::Pre;

@@ -101,9 +101,49 @@ pub trait LineParser: Send {
     }
 }
 
-pub fn parser_for(engine: Engine) -> Box<dyn LineParser> {
+pub fn parser_for(engine: Engine) -> Parser {
     match engine {
-        Engine::Sglang => Box::new(sglang::SglangParser::default()),
-        Engine::Vllm => Box::new(vllm::VllmParser::default()),
+        Engine::Sglang => Parser::Sglang(Box::default()),
+        Engine::Vllm => Parser::Vllm(Box::default()),
+    }
+}
+
+/// One engine's parser, its calls dispatched by a match: direct calls that
+/// can be inlined, where a trait object's go through a table (in wasm, an
+/// indirect call that V8 does not inline), two or three times a line.
+pub enum Parser {
+    Sglang(Box<sglang::SglangParser>),
+    Vllm(Box<vllm::VllmParser>),
+}
+
+impl LineParser for Parser {
+    #[inline]
+    fn engine(&self) -> Engine {
+        match self {
+            Parser::Sglang(_) => Engine::Sglang,
+            Parser::Vllm(_) => Engine::Vllm,
+        }
+    }
+
+    fn parse(&mut self, line: &[u8], no: u64, last_chance: bool, out: &mut Vec<Record>) -> Outcome {
+        match self {
+            Parser::Sglang(p) => p.parse(line, no, last_chance, out),
+            Parser::Vllm(p) => p.parse(line, no, last_chance, out),
+        }
+    }
+
+    #[inline]
+    fn read_ahead(&mut self, line: &[u8], out: &mut Vec<Record>) -> Option<Ahead> {
+        match self {
+            Parser::Sglang(p) => p.read_ahead(line, out),
+            Parser::Vllm(p) => p.read_ahead(line, out),
+        }
+    }
+
+    fn starts_record(&self, line: &[u8]) -> bool {
+        match self {
+            Parser::Sglang(p) => p.starts_record(line),
+            Parser::Vllm(p) => p.starts_record(line),
+        }
     }
 }
