@@ -6,7 +6,7 @@
 //! every other line is left to it.
 
 use crate::analyzer::Options;
-use crate::engines::{common, parser_for, Ahead, Engine, LineParser};
+use crate::engines::{common, parser_for, Ahead, Engine, LineParser, Parser};
 use crate::lines;
 use crate::model::Record;
 
@@ -63,7 +63,7 @@ impl Prepared {
 
 /// Reads chunks ahead with its own parsers. Create one per thread.
 pub struct ReadAhead {
-    parsers: Vec<crate::engines::Parser>,
+    parsers: Vec<Parser>,
     /// The text of the JSON record being read.
     text: Vec<u8>,
 }

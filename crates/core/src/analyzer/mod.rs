@@ -7,7 +7,7 @@ mod records;
 use std::collections::BTreeMap;
 
 use crate::encoding::Decode;
-use crate::engines::{parser_for, Engine, LineParser};
+use crate::engines::{parser_for, Engine, LineParser, Parser};
 use crate::lines::{physical, strip_ansi, Line, LineSplitter, MAX_LINE};
 use crate::model::Record;
 use crate::read_ahead::{Pre, Prepared, ReadAhead};
@@ -43,7 +43,7 @@ pub struct Options {
 pub struct Analyzer {
     opts: Options,
     splitter: LineSplitter,
-    parsers: Vec<crate::engines::Parser>,
+    parsers: Vec<Parser>,
     timeline: Timeline,
     input: InputStats,
     /// Stats records by engine (indexed by `Engine as usize`), when any line was one's.
@@ -208,15 +208,16 @@ impl Analyzer {
         let Some(mut ahead) = self.own_ahead.take() else {
             return self.split_lines(text);
         };
-        let rest = match self.splitter.at_line_start() {
-            true => text,
-            false => match self.end_line_begun(text) {
+        let rest = if self.splitter.at_line_start() {
+            text
+        } else {
+            match self.end_line_begun(text) {
                 Some(rest) => rest,
                 None => {
                     self.own_ahead = Some(ahead);
                     return;
                 }
-            },
+            }
         };
         // Each whole line is read ahead and taken in at once: the steps of
         // `feed_prepared`, without holding a chunk's readings and records.

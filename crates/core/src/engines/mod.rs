@@ -110,7 +110,8 @@ pub fn parser_for(engine: Engine) -> Parser {
 
 /// One engine's parser, its calls dispatched by a match: direct calls that
 /// can be inlined, where a trait object's go through a table (in wasm, an
-/// indirect call that V8 does not inline), two or three times a line.
+/// indirect call that V8 does not inline), two or three times a line. Boxed:
+/// a parser holds its memos and templates, the enum only a pointer.
 pub enum Parser {
     Sglang(Box<sglang::SglangParser>),
     Vllm(Box<vllm::VllmParser>),
