@@ -95,3 +95,24 @@ fn a_server_log_joined_after_a_long_sglang_log_is_still_named() {
     );
     assert_ne!(r.diagnosis.unwrap().primary.kind, Kind::InsufficientData);
 }
+
+#[test]
+fn labelled_lines_of_another_server_name_it_too() {
+    // Access lines are labelled before anything else reads them (and most of
+    // a log's first lines are access lines): with Docker Compose's service
+    // prefix they still count toward naming the server, read ahead or line by
+    // line alike.
+    let mut log = String::new();
+    for i in 0..6 {
+        log.push_str(&format!(
+            "ollama  | INFO:     172.18.0.1:{} - \"GET /api/tags HTTP/1.1\" 200 OK\n",
+            51000 + i
+        ));
+    }
+    let r = common::analyze(log.as_bytes());
+    assert_eq!(r.input.other_lines_by_kind.get("access_log"), Some(&6));
+    let o = r.input.other_server.as_ref().expect("a server named");
+    assert_eq!((o.name.as_str(), o.lines, o.first_line), ("Ollama", 6, 1));
+    let reference = common::analyze_line_by_line(log.as_bytes(), Default::default());
+    assert_eq!(reference.input.other_server, r.input.other_server);
+}
