@@ -381,8 +381,9 @@ test('pasted text is read; the controls are reachable with the keyboard', async 
 
 test('an error mid-way shows what was read so far', async () => {
   const { page, rec, context } = await openPage();
-  const [worker] = page.workers();
-  assert.ok(worker, 'the reader worker is running');
+  // Slices are read by reader.js, in a worker of the parsing worker's.
+  const worker = page.workers().find((w) => w.url().endsWith('/reader.js'));
+  assert.ok(worker, `the reader worker is running: ${page.workers().map((w) => w.url())}`);
   // The second slice of the next file fails to read, as a file removed mid-read would.
   await worker.evaluate(() => {
     const read = Blob.prototype.arrayBuffer;

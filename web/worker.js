@@ -1,10 +1,22 @@
 // Reads a log in slices inside a Web Worker and feeds them to the wasm Session
 // (which inflates gzip files as they come), so the page never freezes and files
-// of any size work (never read whole).
+// of any size work (never read whole). The slices are read by reader.js, in a
+// worker of its own, while the ones before them are parsed here.
 import init, { Session } from './batchlens-web.js';
 
 const SLICE_BYTES = 16 * 1024 * 1024;
-const ready = init();
+// Slices read ahead of the one being parsed (memory: up to this many more).
+const SLICES_AHEAD = 3;
+// The slices' reader, started now: the page fetches nothing once loaded.
+const reader = new Worker(new URL('./reader.js', import.meta.url));
+const readerUp = new Promise((resolve, reject) => {
+  reader.onmessage = (e) => { if (e.data.type === 'up') resolve(); };
+  reader.onerror = (e) => {
+    e.preventDefault();
+    reject(new Error(e.message || 'the file reader did not start'));
+  };
+});
+const ready = Promise.all([init(), readerUp]);
 
 ready.then(
   () => postMessage({ type: 'ready' }),
@@ -33,6 +45,55 @@ self.onmessage = (e) => {
   }
 };
 
+// A file's slices in order, read by reader.js: `next()` gives the next slice
+// (null at the end) or throws the read's error. A read started stops the one
+// before it, whose `next()` then gives null.
+let readId = 0;
+let stopActive = null;
+function sliceReader(blob) {
+  if (stopActive) stopActive();
+  const id = ++readId;
+  const queue = [];
+  let end = false;
+  let failed = null;
+  let wake = null;
+  const woken = () => { const w = wake; wake = null; if (w) w(); };
+  const stop = () => { end = true; woken(); };
+  stopActive = stop;
+  reader.onmessage = (e) => {
+    const m = e.data;
+    if (m.id !== id) return;
+    if (m.type === 'slice') queue.push(new Uint8Array(m.buf));
+    else if (m.type === 'end') end = true;
+    else if (m.type === 'error') failed = new Error(m.message);
+    woken();
+  };
+  reader.onerror = (e) => {
+    e.preventDefault();
+    failed = new Error(e.message || 'the file could not be read');
+    woken();
+  };
+  reader.postMessage({ type: 'read', id, blob, sliceBytes: SLICE_BYTES, ahead: SLICES_AHEAD });
+  let closed = false;
+  return {
+    async next() {
+      while (!queue.length && !end && !failed) await new Promise((r) => { wake = r; });
+      if (queue.length) {
+        reader.postMessage({ type: 'taken', id });
+        return queue.shift();
+      }
+      if (failed) throw failed;
+      return null;
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      reader.postMessage({ type: 'stop', id });
+      if (stopActive === stop) stopActive = null;
+    },
+  };
+}
+
 // Several files are read in the order given as one log, as the CLI reads them.
 // `run`: of a log with restarts, the server run to judge (1-based; the last when absent).
 async function read(job, blobs, run) {
@@ -43,22 +104,19 @@ async function read(job, blobs, run) {
   let offset = 0; // over all files
   let lastPost = 0;
   let reading = blobs[0]; // named in an error when there are several files
+  let slices = null;
   try {
     for (const [k, blob] of blobs.entries()) {
       if (k > 0) session.next_file();
       reading = blob;
-      let at = 0;
-      // The next slice is read while this one is parsed.
-      const sliceAt = (a) => (a < blob.size ? blob.slice(a, a + SLICE_BYTES).arrayBuffer() : null);
-      let next = sliceAt(0);
-      while (at < blob.size) {
+      // The next slices are read (by another worker) while this one is parsed.
+      slices = sliceReader(blob);
+      for (;;) {
         if (job.cancelled) { postMessage({ type: 'cancelled', id: job.id, bytes: offset }); return; }
-        const buf = new Uint8Array(await next);
+        const buf = await slices.next();
         if (job.cancelled) { postMessage({ type: 'cancelled', id: job.id, bytes: offset }); return; }
-        if (buf.length === 0) break;
-        next = sliceAt(at + buf.length);
+        if (!buf) break;
         session.feed(buf);
-        at += buf.length;
         offset += buf.length;
         const now = performance.now();
         if (now - lastPost > 100 || offset >= total) {
@@ -69,6 +127,7 @@ async function read(job, blobs, run) {
           });
         }
       }
+      slices.close();
     }
     const json = session.finish();
     const markdown = session.markdown();
@@ -87,6 +146,7 @@ async function read(job, blobs, run) {
     const message = where + String(err && err.message || err);
     postMessage({ type: 'error', id: job.id, message, bytes: offset, json, markdown });
   } finally {
+    if (slices) slices.close();
     if (!finished || finished.session !== session) {
       try { session.free(); } catch (_) { /* already gone */ }
     }
