@@ -9,12 +9,14 @@ const SLICE_BYTES = 16 * 1024 * 1024;
 const SLICES_AHEAD = 3;
 // The slices' reader, started now: the page fetches nothing once loaded.
 const reader = new Worker(new URL('./reader.js', import.meta.url));
+// The reader's own error (its script failed to load, or threw), as an Error.
+const readerError = (e, what) => {
+  e.preventDefault();
+  return new Error(e.message || what);
+};
 const readerUp = new Promise((resolve, reject) => {
   reader.onmessage = (e) => { if (e.data.type === 'up') resolve(); };
-  reader.onerror = (e) => {
-    e.preventDefault();
-    reject(new Error(e.message || 'the file reader did not start'));
-  };
+  reader.onerror = (e) => reject(readerError(e, 'the file reader did not start'));
 });
 const ready = Promise.all([init(), readerUp]);
 
@@ -69,8 +71,7 @@ function sliceReader(blob) {
     woken();
   };
   reader.onerror = (e) => {
-    e.preventDefault();
-    failed = new Error(e.message || 'the file could not be read');
+    failed = readerError(e, 'the file could not be read');
     woken();
   };
   reader.postMessage({ type: 'read', id, blob, sliceBytes: SLICE_BYTES, ahead: SLICES_AHEAD });

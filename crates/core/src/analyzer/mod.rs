@@ -384,7 +384,7 @@ impl Analyzer {
         &mut self,
         no: u64,
         raw: &[u8],
-        engine: crate::Engine,
+        engine: Engine,
         full: u32,
         damaged: u32,
         recs: std::ops::Range<usize>,
