@@ -783,3 +783,49 @@ fn short_outputs_with_a_full_pool_are_kv_bound_with_prefill_beside() {
     assert!(truth.prefill_s > 0.7 * truth.duration_s, "{truth:?}");
     assert_eq!(primary(&r), Kind::PrefillHeavy);
 }
+
+/// The `--schedule-conservativeness` values a report prescribes, over all its findings.
+fn conservativeness_advice(r: &Report) -> Vec<f64> {
+    let d = r.diagnosis.as_ref().expect("diagnosis");
+    d.findings
+        .iter()
+        .flat_map(|f| f.actions.iter())
+        .filter_map(|a| a.flag.strip_prefix("--schedule-conservativeness "))
+        .map(|v| v.parse::<f64>().expect("a number"))
+        .collect()
+}
+
+/// SGLang's guide lowers the conservativeness when the pool only looks full and
+/// raises it when retractions are frequent (about one a minute is fine): one
+/// report never asks for both, and rare retractions ask for neither raise.
+#[test]
+fn conservativeness_is_never_advised_both_ways() {
+    let mut reports: Vec<(String, Report)> = common::example_logs()
+        .into_iter()
+        .chain(common::fixtures_in("sglang"))
+        .map(|(name, bytes)| (name, common::analyze(&bytes)))
+        .collect();
+    for name in ["kv_bound", "retraction"] {
+        for seed in [3, 11] {
+            let cfg = SimConfig {
+                seed,
+                ..SimConfig::preset(name).expect("preset")
+            };
+            reports.push((format!("{name} seed {seed}"), run(&cfg).0));
+        }
+    }
+    for (name, r) in reports {
+        if r.diagnosis.is_none() {
+            continue;
+        }
+        let advice = conservativeness_advice(&r);
+        let cur = r.config.schedule_conservativeness.unwrap_or(1.0);
+        let lower = advice.iter().any(|&v| v < cur);
+        let raise = advice.iter().any(|&v| v > cur);
+        assert!(!(lower && raise), "{name}: {advice:?} from {cur}");
+        let rate = r.diagnosis.as_ref().unwrap().facts.retractions_per_minute;
+        if rate.is_some_and(|r| r < 1.0) {
+            assert!(!raise, "{name}: raised at {rate:?} retractions per minute");
+        }
+    }
+}

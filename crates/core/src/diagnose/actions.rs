@@ -175,7 +175,7 @@ pub fn kv_capacity(c: &Ctx) -> Vec<Action> {
             &[],
             "more prefix-cache hits and shorter prefills; the GPU pool for running requests stays the same size",
         ));
-        if c.kv().is_some_and(|u| u < 0.9) && c.waiting() {
+        if c.kv().is_some_and(|u| u < 0.9) && c.waiting() && !c.retracts_often() {
             let cur = c.r.config.schedule_conservativeness.unwrap_or(1.0);
             let t = (cur * 0.3).max(0.1);
             v.push(action(
@@ -278,8 +278,11 @@ pub fn running_limit(c: &Ctx) -> Vec<Action> {
 pub fn retraction(c: &Ctx) -> Vec<Action> {
     let mut v = Vec::new();
     if c.sglang {
-        let cur = c.r.config.schedule_conservativeness.unwrap_or(1.0);
-        v.push(action(
+        // Under about one a minute SGLang's guide calls retractions fine: reserving
+        // more would cost admissions, where a larger pool (below) costs none.
+        if c.retracts_often() {
+            let cur = c.r.config.schedule_conservativeness.unwrap_or(1.0);
+            v.push(action(
             c,
             "schedule_conservativeness",
             format!("--schedule-conservativeness {:.1}", (cur * 1.3).max(1.3)),
@@ -287,6 +290,7 @@ pub fn retraction(c: &Ctx) -> Vec<Action> {
             &[],
             "fewer retractions; slightly fewer requests running at once",
         ));
+        }
     } else {
         let n = (c.run() * 0.8).round().max(1.0);
         v.push(action(

@@ -130,6 +130,11 @@ impl<'a> Ctx<'a> {
             0.75
         }
     }
+    /// Retractions (preemptions) come at a rate SGLang's tuning guide calls too
+    /// many: about one a minute is fine. Unknown without the busy time to spread them over.
+    pub fn retracts_often(&self) -> bool {
+        self.facts.retractions_per_minute.is_some_and(|r| r >= 1.0)
+    }
     /// The pool is all but full (usage as printed, reservations aside).
     pub fn kv_tight(&self) -> bool {
         self.kv().is_some_and(|u| u >= 0.85)

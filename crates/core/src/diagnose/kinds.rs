@@ -56,14 +56,19 @@ pub(super) fn retraction(c: &Ctx, confidence: f64) -> Finding {
         kind: Kind::KvRetraction,
         confidence,
         headline: format!(
-            "The KV pool overflows: running requests were {} {}{}, wasting work and delaying them",
+            "The KV pool overflows: running requests were {} {}{}, {}",
             what,
             if s.retractions == 1 {
                 "once".to_string()
             } else {
                 format!("{} times", num(s.retractions as f64))
             },
-            per_min(" ({} per minute)")
+            per_min(" ({} per minute)"),
+            if c.sglang && rate.is_some_and(|r| r < 1.0) {
+                "fewer than the one a minute SGLang's tuning guide calls fine"
+            } else {
+                "wasting work and delaying them"
+            }
         ),
         evidence: finish(c, evidence),
         actions: actions::retraction(c),
