@@ -309,3 +309,27 @@ fn a_file_mixing_engines_reports_both_and_picks_the_majority() {
     assert_eq!(forced.input.stat_lines, 5);
     assert_eq!(forced.input.stat_lines_by_engine.get("sglang"), None);
 }
+
+/// Fewer sequences is advice only against a measured batch, and only below it:
+/// a log with a preemption warning and no stats line does not say how many run.
+#[test]
+fn fewer_sequences_are_advised_only_below_the_running_measured() {
+    for (name, bytes) in fixtures_in("vllm") {
+        let r = analyze(&bytes);
+        let Some(d) = r.diagnosis.as_ref() else {
+            continue;
+        };
+        for a in d.findings.iter().flat_map(|f| f.actions.iter()) {
+            if a.id != "fewer_seqs" {
+                continue;
+            }
+            let n: f64 = a.flag["--max-num-seqs ".len()..].parse().expect("a number");
+            let running = d.facts.running_requests;
+            assert!(
+                running.is_some_and(|run| n >= 1.0 && n < run),
+                "{name}: {} with {running:?} running",
+                a.flag
+            );
+        }
+    }
+}

@@ -291,8 +291,12 @@ pub fn retraction(c: &Ctx) -> Vec<Action> {
             "fewer retractions; slightly fewer requests running at once",
         ));
         }
-    } else {
-        let n = (c.run() * 0.8).round().max(1.0);
+    } else if let Some(n) =
+        c.w.running
+            .map(|run| (run * 0.8).round())
+            .filter(|&n| n >= 1.0 && n < c.run())
+    {
+        // Only against a measured batch: a bare preemption warning does not say how many run.
         v.push(action(
             c,
             "fewer_seqs",
