@@ -333,3 +333,25 @@ fn fewer_sequences_are_advised_only_below_the_running_measured() {
         }
     }
 }
+
+/// Advice on a vLLM log names vLLM's tools and flags, never SGLang's.
+#[test]
+fn vllm_advice_does_not_cite_sglang() {
+    for (name, bytes) in fixtures_in("vllm") {
+        let r = analyze(&bytes);
+        let Some(d) = r.diagnosis.as_ref() else {
+            continue;
+        };
+        if r.engine != "vllm" {
+            continue;
+        }
+        for a in d.findings.iter().flat_map(|f| f.actions.iter()) {
+            for text in [&a.flag, &a.why, &a.effect] {
+                assert!(
+                    !text.contains("SGLang") && !text.contains("bench_serving"),
+                    "{name}: {text}"
+                );
+            }
+        }
+    }
+}

@@ -148,8 +148,13 @@ fn client_concurrency(c: &Ctx, target: f64, why: String) -> Action {
         c,
         "client_concurrency",
         format!(
-            "client: keep ~{} requests in flight (e.g. bench_serving --max-concurrency {})",
+            "client: keep ~{} requests in flight (e.g. {} --max-concurrency {})",
             num(n),
+            if c.sglang {
+                "bench_serving"
+            } else {
+                "vllm bench serve"
+            },
             num(n)
         ),
         why,
@@ -447,13 +452,22 @@ pub fn client(c: &Ctx) -> Vec<Action> {
     let run = c.run().max(1.0);
     let room = c.cap.or(c.facts.pool_holds_requests).unwrap_or(run * 4.0);
     let target = (run * 2.0).min(room.max(run)).max(run + 1.0);
+    // The model predicts near the batch sizes the log shows: doubling is a step
+    // it can vouch for, and the advice says to go on while it pays.
+    let step = if target < run * 2.0 {
+        ", up to what the server can hold"
+    } else if c.sglang {
+        ", and keep doubling the concurrency while throughput rises (SGLang's guide: a healthy queue holds 100–2000 waiting)"
+    } else {
+        ", and keep doubling the concurrency while throughput rises, until requests start to wait"
+    };
     vec![client_concurrency(
         c,
         target,
         format!(
-            "The server has KV and slots to spare; keep the queue non-empty (SGLang's guide: 100–2000 waiting) by sending more requests at once{}",
+            "The server has KV and slots to spare: send more requests at once{step}{}",
             if c.facts.idle_fraction.is_some_and(|f| f > 0.05) {
-                ", and remove the gaps where the client sends nothing"
+                "; also remove the gaps where the client sends nothing"
             } else {
                 ""
             }
