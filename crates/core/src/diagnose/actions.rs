@@ -235,6 +235,13 @@ pub fn kv_capacity(c: &Ctx) -> Vec<Action> {
 }
 
 pub fn running_limit(c: &Ctx) -> Vec<Action> {
+    if c.kv_tight() && c.retracts_often() {
+        // The pool already overflows at this cap: a higher one would only add
+        // retractions (and undo fewer sequences); the pool has to grow first.
+        let mut v = vec![more_kv_memory(c)];
+        v.extend(fp8_kv(c));
+        return v;
+    }
     let cap = c.cap.unwrap_or(c.run()).max(1.0);
     let room = c.facts.pool_holds_requests.unwrap_or(cap * 2.0);
     let target = (cap * 2.0).min(room.max(cap * 1.25)).round();
