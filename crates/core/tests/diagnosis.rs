@@ -872,3 +872,26 @@ fn no_flag_is_advised_with_two_values() {
         }
     }
 }
+
+/// The first remedy a verdict names is never one its own prediction says costs
+/// throughput (fewer sequences to stop preemptions may follow, told as a trade).
+#[test]
+fn the_first_remedy_is_not_predicted_to_cost_throughput() {
+    for (name, r) in advice_reports() {
+        let d = r.diagnosis.as_ref().unwrap();
+        let Some(server) = d.facts.server_gen_tok_s else {
+            continue;
+        };
+        let first = d.primary.actions.iter().find_map(|a| {
+            a.predicted
+                .as_ref()
+                .map(|p| (&a.flag, p.high, p.gen_throughput_tok_s))
+        });
+        if let Some((flag, high, mid)) = first {
+            assert!(
+                high >= server,
+                "{name}: {flag} predicts {mid} (at most {high}) against {server}"
+            );
+        }
+    }
+}

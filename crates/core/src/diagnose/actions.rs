@@ -295,31 +295,37 @@ pub fn retraction(c: &Ctx) -> Vec<Action> {
         if c.retracts_often() {
             let cur = c.r.config.schedule_conservativeness.unwrap_or(1.0);
             v.push(action(
-            c,
-            "schedule_conservativeness",
-            format!("--schedule-conservativeness {:.1}", (cur * 1.3).max(1.3)),
-            "Reserve more room for running requests' future tokens before admitting new ones, so the pool stops overflowing".to_string(),
-            &[],
-            "fewer retractions; slightly fewer requests running at once",
-        ));
+                c,
+                "schedule_conservativeness",
+                format!("--schedule-conservativeness {:.1}", (cur * 1.3).max(1.3)),
+                "Reserve more room for running requests' future tokens before admitting new ones, so the pool stops overflowing".to_string(),
+                &[],
+                "fewer retractions; slightly fewer requests running at once",
+            ));
         }
-    } else if let Some(n) =
+        v.push(more_kv_memory(c));
+        v.extend(fp8_kv(c));
+        return v;
+    }
+    // vLLM's own order: more KV memory first, then fewer sequences, which stops
+    // preemptions by running fewer at once.
+    v.push(more_kv_memory(c));
+    v.extend(fp8_kv(c));
+    // Only against a measured batch: a bare preemption warning does not say how many run.
+    if let Some(n) =
         c.w.running
             .map(|run| (run * 0.8).round())
             .filter(|&n| n >= 1.0 && n < c.run())
     {
-        // Only against a measured batch: a bare preemption warning does not say how many run.
         v.push(action(
             c,
             "fewer_seqs",
             format!("--max-num-seqs {}", num(n)),
             "Fewer concurrent sequences leave KV blocks free for the ones running, so they are not preempted and recomputed".to_string(),
             &[change("max_running", n)],
-            "",
+            "fewer preemptions and steadier latency, at the cost of running fewer at once",
         ));
     }
-    v.push(more_kv_memory(c));
-    v.extend(fp8_kv(c));
     v
 }
 
