@@ -263,7 +263,7 @@ test('text with no stats lines and binary data are explained', async () => {
   await dropFile(page, 'tgi.log', tgi);
   await waitForReport(page, 'tgi.log');
   assert.equal(await page.textContent('#problem-title'), 'A TGI log');
-  assert.match(await page.textContent('#problem-text'), /This looks like a TGI log, not an SGLang or vLLM one\. TGI logs one line per finished request/);
+  assert.match(await page.textContent('#problem-text'), /This looks like a TGI log, not an SGLang, vLLM or LMDeploy one\. TGI logs one line per finished request/);
   assert.match(await page.textContent('#problem-examples'), /line 2 .*INFO text_generation_router::server: router/);
 
   // A vLLM log that says it turned its stats off: the reason, and the line.
@@ -560,6 +560,23 @@ test('a log with a benchmark summary shows the client-versus-server reconciliati
   assert.match(await page.textContent('#reconcile-summary'), /the client measured 500 tok\/s/);
   assert.match(await page.textContent('#reconcile-advice'), /capacity planning/);
   assert.ok((await page.$$('#reconcile-parts li')).length >= 2);
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
+test('an LMDeploy metrics log is diagnosed in the page with LMDeploy\'s flags, as the CLI does', async () => {
+  const { page, rec, context } = await openPage();
+  const file = path.join(FIX, 'lmdeploy', 'synthetic_grouped-kv-full-queue.log');
+  await dropFile(page, 'lmdeploy.log', readFileSync(file, 'utf8'));
+  await waitForReport(page, 'lmdeploy.log');
+  const report = JSON.parse(cliJson(file));
+  assert.equal(report.engine, 'lmdeploy');
+  assert.equal(await page.textContent('#kind'), report.diagnosis.primary.kind);
+  assert.match(await page.textContent('#summary'), /Engine\s*lmdeploy/);
+  const actions = await page.textContent('#actions');
+  assert.match(actions, /--cache-max-entry-count 0\.90/);
+  assert.match(actions, /--quant-policy 8/);
+  assert.doesNotMatch(actions, /--gpu-memory-utilization|--mem-fraction-static/);
   assert.deepEqual(rec.errors, []);
   await context.close();
 });

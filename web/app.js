@@ -195,8 +195,11 @@ function showProblem(r) {
     return;
   } else if (r.input.other_server) {
     const o = r.input.other_server;
-    text = `This looks like ${o.a_name} log, not an SGLang or vLLM one. ${o.note}. ` +
-      `No SGLang or vLLM scheduler stats lines were found in ${fmtCount(r.input.lines, 'line', 'lines')}.`;
+    // LMDeploy's metrics lines are read: its log only lacks them here.
+    text = (o.name === 'LMDeploy'
+      ? `This looks like an LMDeploy log without its metrics lines. ${o.note}. `
+      : `This looks like ${o.a_name} log, not an SGLang, vLLM or LMDeploy one. ${o.note}. `) +
+      `No scheduler stats lines batchlens reads were found in ${fmtCount(r.input.lines, 'line', 'lines')}.`;
     $('problem-title').textContent = `${o.a_name[0].toUpperCase()}${o.a_name.slice(1)} log`;
     $('problem-text').textContent = text;
     renderLines($('problem-examples'), [{ line: o.first_line, text: o.text }]);

@@ -95,7 +95,8 @@ enum ColorChoice {
 }
 
 fn parse_engine(s: &str) -> Result<Engine, String> {
-    Engine::from_name(s).ok_or_else(|| format!("unknown engine '{s}' (known: sglang, vllm)"))
+    Engine::from_name(s)
+        .ok_or_else(|| format!("unknown engine '{s}' (known: sglang, vllm, lmdeploy)"))
 }
 
 /// A failure to report: the message and the exit code.
@@ -289,11 +290,22 @@ fn input_problem(r: &Report, files: &[PathBuf]) -> Option<String> {
             d.text
         ));
     }
+    if let Some(o) = r
+        .input
+        .other_server
+        .as_ref()
+        .filter(|o| o.name == "LMDeploy")
+    {
+        return Some(format!(
+            "{what} looks like an LMDeploy log (line {}: {}) but holds none of its metrics lines. {}.",
+            o.first_line, o.text, o.note
+        ));
+    }
     if let Some(o) = &r.input.other_server {
         return Some(format!(
-            "{what} looks like {} log, not an SGLang or vLLM one (line {}: {}). {}. \
-             batchlens reads SGLang 'Decode batch'/'Prefill batch' lines and vLLM 'Avg prompt throughput … Running: … reqs' lines; \
-             none were found in {}.",
+            "{what} looks like {} log, not an SGLang, vLLM or LMDeploy one (line {}: {}). {}. \
+             batchlens reads SGLang 'Decode batch'/'Prefill batch' lines, vLLM 'Avg prompt throughput … Running: … reqs' lines \
+             and LMDeploy's 'Avg thr (in/out) …' metrics lines; none were found in {}.",
             o.a_name,
             o.first_line,
             o.text,
@@ -303,8 +315,8 @@ fn input_problem(r: &Report, files: &[PathBuf]) -> Option<String> {
     }
     Some(format!(
         "no scheduler stats lines found in {what} ({} read: {}, {}). \
-         batchlens reads SGLang 'Decode batch'/'Prefill batch' lines and vLLM 'Avg prompt throughput … Running: … reqs' lines; \
-         make sure the server logged at INFO level{}",
+         batchlens reads SGLang 'Decode batch'/'Prefill batch' lines, vLLM 'Avg prompt throughput … Running: … reqs' lines \
+         and LMDeploy's 'Avg thr (in/out) …' metrics lines; make sure the server logged at INFO level{}",
         count(r.input.lines as f64, "line", "lines"),
         count(r.input.other_lines as f64, "other known line", "other known lines"),
         count(r.input.unrecognized_lines as f64, "unrecognized line", "unrecognized lines"),

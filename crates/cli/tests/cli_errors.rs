@@ -190,13 +190,56 @@ fn a_log_of_another_program_is_an_input_error() {
 fn another_inference_servers_log_is_named() {
     let err = input_error(
         &fixtures().join("other/tgi_01_xpu-connected-chat-completions-success.log"),
-        "looks like a TGI log, not an SGLang or vLLM one (line 2: ",
+        "looks like a TGI log, not an SGLang, vLLM or LMDeploy one (line 2: ",
     );
     assert!(err.contains("no periodic queue or KV-cache line"), "{err}");
     input_error(
         &fixtures().join("other/ollama_02_gin-sequential-num-parallel-1.log"),
         "looks like an Ollama log",
     );
+    // LMDeploy's metrics lines are read: its log without them is told how to get them.
+    let err = input_error(
+        &fixtures().join("other/lmdeploy_02_turbomind-startup-config-lines.log"),
+        "looks like an LMDeploy log (line 2: ",
+    );
+    assert!(
+        err.contains("holds none of its metrics lines") && err.contains("--enable-metrics"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_lmdeploy_metrics_log_is_diagnosed() {
+    let out = bin()
+        .args(["diagnose", "--no-progress", "--format", "json"])
+        .arg(fixtures().join("lmdeploy/synthetic_grouped-kv-full-queue.log"))
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["engine"], "lmdeploy");
+    assert_eq!(v["input"]["stat_lines"], 40);
+    assert_eq!(v["diagnosis"]["primary"]["kind"], "kv_cache_capacity");
+    // `--engine lmdeploy` reads it alone, the same.
+    let forced = bin()
+        .args([
+            "diagnose",
+            "--no-progress",
+            "--format",
+            "json",
+            "--engine",
+            "lmdeploy",
+        ])
+        .arg(fixtures().join("lmdeploy/synthetic_grouped-kv-full-queue.log"))
+        .output()
+        .expect("run");
+    let f: serde_json::Value = serde_json::from_slice(&forced.stdout).expect("json");
+    assert_eq!(f["input"]["stat_lines"], 40);
+    assert_eq!(f["diagnosis"]["primary"]["kind"], "kv_cache_capacity");
 }
 
 #[test]

@@ -43,6 +43,8 @@ pub struct ServerConfig {
     pub prefix_caching: Option<bool>,
     pub swap_space_gb: Option<f64>,
     pub engine_version: Option<String>,
+    /// LMDeploy `cache_max_entry_count`: the share of free GPU memory its KV cache takes.
+    pub cache_max_entry_count: Option<f64>,
     /// Lines the settings were read from (first few).
     pub lines: Vec<u64>,
 }
@@ -141,6 +143,7 @@ impl ServerConfig {
                 PrefixCaching(v) => self.prefix_caching = Some(v),
                 SwapSpaceGb(v) => self.swap_space_gb = Some(v),
                 EngineVersion(v) => self.engine_version = Some(v),
+                CacheMaxEntryCount(v) => self.cache_max_entry_count = Some(v),
             }
         }
         if self.kv_capacity_tokens.is_none() {

@@ -196,6 +196,8 @@ pub enum ConfigItem {
     PrefixCaching(bool),
     SwapSpaceGb(f64),
     EngineVersion(String),
+    /// LMDeploy `cache_max_entry_count`: the share of free GPU memory its KV cache takes.
+    CacheMaxEntryCount(f64),
 }
 
 /// What one physical line (or one record inside it) turned out to be.

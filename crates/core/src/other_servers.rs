@@ -14,7 +14,8 @@ use crate::fields::excerpt;
 const SAMPLE_LINES: u32 = 5_000;
 const EXAMPLE_CHARS: usize = 120;
 
-/// A server other than SGLang and vLLM whose lines the log holds.
+/// A server other than SGLang and vLLM whose lines the log holds (LMDeploy's
+/// when none of its metrics lines, which are read, is there).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OtherServer {
     /// `LMDeploy`, `TensorRT-LLM`, `TGI`, `TEI`, `llama.cpp`, `Ollama`, `llama-box`, `vllm.rs`.
@@ -66,7 +67,7 @@ const SERVERS: &[(&str, &[&str], &str)] = &[
             // The metrics line of LMDeploy 0.9–0.12, a look-alike of vLLM's.
             "Unfinished: ",
         ],
-        "LMDeploy prints its own metrics line (`Avg thr (in/out) … Engine (running/waiting) … KV cache`), which batchlens does not read yet",
+        "LMDeploy prints its metrics line (`Avg thr (in/out) … Engine (running/waiting) … KV cache`), which batchlens reads, every 10 s only while metrics are on (`--enable-metrics`; off by default before v0.12) and while it processes tokens: run it with metrics on under load",
     ),
     (
         "TensorRT-LLM",

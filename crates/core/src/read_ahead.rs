@@ -149,7 +149,10 @@ impl ReadAhead {
                     }
                 }
                 Some(Ahead::NotMine) => {}
-                Some(Ahead::AccessLine) => access = true,
+                Some(Ahead::AccessLine) => {
+                    access = true;
+                    break;
+                }
                 None => return Pre::Unread,
             }
         }

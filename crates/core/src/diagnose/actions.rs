@@ -98,6 +98,17 @@ fn more_kv_memory(c: &Ctx) -> Action {
             &[change("kv_scale", scale)],
             extra,
         )
+    } else if c.lmdeploy {
+        let u = cfg.cache_max_entry_count.unwrap_or(0.8);
+        let t = (u + 0.1).min(0.95);
+        action(
+            c,
+            "more_kv_memory",
+            format!("--cache-max-entry-count {t:.2}"),
+            format!("cache_max_entry_count is {u}: the KV cache takes that share of the GPU memory left after the weights, so a larger share grows it in proportion (watch for out-of-memory)"),
+            &[change("kv_scale", t / u)],
+            "",
+        )
     } else {
         let u = cfg.gpu_memory_utilization.unwrap_or(0.9);
         let t = (u + 0.05).min(0.97);
@@ -117,11 +128,16 @@ fn fp8_kv(c: &Ctx) -> Option<Action> {
         .config
         .kv_cache_dtype
         .as_deref()
-        .is_some_and(|d| d.contains("fp8") || d.contains("float8"))
+        .is_some_and(|d| d.contains("fp8") || d.contains("float8") || d.contains("int"))
     {
         return None;
     }
-    let (flag, why) = if c.sglang {
+    let (flag, why) = if c.lmdeploy {
+        (
+            "--quant-policy 8",
+            "An int8 KV cache stores about twice the tokens in the same memory (--quant-policy 4, int4, four times with more accuracy loss); check accuracy on your task",
+        )
+    } else if c.sglang {
         (
             "--kv-cache-dtype fp8_e4m3",
             "An FP8 KV cache stores about twice the tokens in the same memory. Check accuracy on your task, and use an attention backend with fused FP8 support or decode slows down",
@@ -152,6 +168,8 @@ fn client_concurrency(c: &Ctx, target: f64, why: String) -> Action {
             num(n),
             if c.sglang {
                 "bench_serving"
+            } else if c.lmdeploy {
+                "a serving benchmark's"
             } else {
                 "vllm bench serve"
             },
@@ -196,7 +214,12 @@ pub fn kv_capacity(c: &Ctx) -> Vec<Action> {
         v.push(action(
             c,
             "tensor_parallel",
-            "--tensor-parallel-size 2 (or more GPUs per replica)".to_string(),
+            if c.lmdeploy {
+                "--tp 2 (or more GPUs per replica)"
+            } else {
+                "--tensor-parallel-size 2 (or more GPUs per replica)"
+            }
+            .to_string(),
             "Sharding the model over more GPUs frees memory per GPU for KV cache".to_string(),
             &[],
             "roughly doubles the KV pool per replica",
@@ -270,6 +293,19 @@ pub fn running_limit(c: &Ctx) -> Vec<Action> {
             &[],
             "",
         ));
+    } else if c.lmdeploy {
+        v.push(action(
+            c,
+            "raise_running_cap",
+            format!("--max-batch-size {}", num(target)),
+            if c.kv_tight() {
+                "max_batch_size caps the batch, but the KV cache is nearly full too: grow it with the cap (int8 KV cache, higher cache_max_entry_count)".to_string()
+            } else {
+                "max_batch_size caps the batch; the KV cache has room for more requests".to_string()
+            },
+            &[change("max_running", target)],
+            "",
+        ));
     } else {
         v.push(action(
             c,
@@ -320,7 +356,15 @@ pub fn retraction(c: &Ctx) -> Vec<Action> {
         v.push(action(
             c,
             "fewer_seqs",
-            format!("--max-num-seqs {}", num(n)),
+            format!(
+                "{} {}",
+                if c.lmdeploy {
+                    "--max-batch-size"
+                } else {
+                    "--max-num-seqs"
+                },
+                num(n)
+            ),
             "Fewer concurrent sequences leave KV blocks free for the ones running, so they are not preempted and recomputed".to_string(),
             &[change("max_running", n)],
             "fewer preemptions and steadier latency, at the cost of running fewer at once",
@@ -370,6 +414,26 @@ pub fn prefill(c: &Ctx) -> Vec<Action> {
             &[],
             "",
         ));
+    } else if c.lmdeploy {
+        let cur = cfg.max_prefill_tokens.unwrap_or(8192);
+        v.push(action(
+            c,
+            "prefill_tokens",
+            format!("--max-prefill-token-num {}", cur * 2),
+            format!("Each prefill step takes at most {cur} tokens; a larger budget admits long prompts in fewer steps"),
+            &[],
+            "",
+        ));
+        if cfg.prefix_caching != Some(true) {
+            v.push(action(
+                c,
+                "prefix_caching",
+                "--enable-prefix-caching".to_string(),
+                "Reuse the KV of shared prompt prefixes instead of recomputing them".to_string(),
+                &[],
+                "",
+            ));
+        }
     } else {
         let cur = cfg.max_batched_tokens.unwrap_or(8192);
         v.push(action(
@@ -426,6 +490,24 @@ pub fn decode_saturated(c: &Ctx) -> Vec<Action> {
             c,
             "more_gpus",
             "--tp-size 2 or --dp-size 2".to_string(),
+            "More GPUs per replica, or more replicas".to_string(),
+            &[],
+            "",
+        ));
+    } else if c.lmdeploy {
+        v.push(action(
+            c,
+            "quantize",
+            "--model-format awq (a 4-bit AWQ model, e.g. from lmdeploy lite auto_awq)".to_string(),
+            "Decode reads every weight each step; 4-bit weights read a quarter of the bytes"
+                .to_string(),
+            &[],
+            "",
+        ));
+        v.push(action(
+            c,
+            "more_gpus",
+            "--tp 2 or --dp 2".to_string(),
             "More GPUs per replica, or more replicas".to_string(),
             &[],
             "",

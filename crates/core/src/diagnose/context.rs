@@ -13,6 +13,8 @@ pub struct Ctx<'a> {
     pub w: Window,
     pub facts: Facts,
     pub sglang: bool,
+    /// LMDeploy: vLLM's paged-block semantics, its own flags.
+    pub lmdeploy: bool,
     pub stat_lines: u64,
     pub has_decode: bool,
     pub prefill_lines: u64,
@@ -92,6 +94,7 @@ impl<'a> Ctx<'a> {
             r,
             facts,
             sglang,
+            lmdeploy: r.engine == "lmdeploy",
             stat_lines,
             has_decode,
             prefill_lines,

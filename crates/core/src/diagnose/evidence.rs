@@ -225,7 +225,7 @@ pub(super) fn no_stats_headline(c: &Ctx) -> String {
         format!("The server turned its stats lines off: none in {lines} read")
     } else if let Some(o) = &c.r.input.other_server {
         format!(
-            "This looks like {} log: no SGLang or vLLM scheduler stats lines in {lines} read",
+            "This looks like {} log: no scheduler stats lines batchlens reads in {lines}",
             o.a_name
         )
     } else {
@@ -242,7 +242,7 @@ pub(super) fn no_stats_evidence(c: &Ctx) -> Evidence {
         );
     }
     let hint = if c.r.input.other_server.is_some() {
-        "batchlens reads SGLang `Decode batch` lines and vLLM `Avg prompt throughput … Running: … reqs` lines"
+        "batchlens reads SGLang `Decode batch` lines, vLLM `Avg prompt throughput … Running: … reqs` lines and LMDeploy's `Avg thr (in/out) … Engine (running/waiting)` metrics lines"
     } else if c.r.engine == "vllm" {
         "vLLM prints `Avg prompt throughput … Running: … reqs` lines every 5–10 s while serving (not with --disable-log-stats or several API servers) — make sure the log covers a period with load and INFO-level logging"
     } else {

@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use memchr::memmem::Finder;
+use memchr::memmem::{self, Finder};
 
 /// The phrases [`classify`] looks for, compiled once.
 struct Phrases {
@@ -30,6 +30,24 @@ fn phrases() -> &'static Phrases {
 
 fn any(fs: &[Finder<'static>], line: &[u8]) -> bool {
     fs.iter().any(|f| f.find(line).is_some())
+}
+
+/// Whether a line is an HTTP access line (`… "POST /generate HTTP/1.1" 200 OK`).
+/// No engine reads stats from one: once an engine parser has found one, the
+/// parsers after it are not asked ([`super::Ahead::AccessLine`]).
+pub(crate) fn is_access_line(line: &[u8]) -> bool {
+    const HTTP_1: &[u8] = b" HTTP/1.";
+    // The request ends in its last quote, near the line's end (`… HTTP/1.1" 200 OK`):
+    // a look there finds most access lines without a search of the whole line.
+    if let Some(q) = memchr::memrchr(b'"', line) {
+        if line[..q].len() > HTTP_1.len() && line[..q - 1].ends_with(HTTP_1) {
+            return true;
+        }
+    }
+    static HTTP: std::sync::OnceLock<memmem::Finder<'static>> = std::sync::OnceLock::new();
+    HTTP.get_or_init(|| memmem::Finder::new(b" HTTP/1."))
+        .find(line)
+        .is_some()
 }
 
 /// The label of HTTP access lines.

@@ -1,6 +1,7 @@
 //! Engine parsers: each turns one cleaned physical line into records.
 
 pub mod common;
+pub mod lmdeploy;
 pub mod prefix;
 pub mod prefix_cache;
 pub mod sglang;
@@ -13,6 +14,7 @@ use crate::model::Record;
 pub enum Engine {
     Sglang,
     Vllm,
+    Lmdeploy,
 }
 
 impl Engine {
@@ -20,6 +22,7 @@ impl Engine {
         match self {
             Engine::Sglang => "sglang",
             Engine::Vllm => "vllm",
+            Engine::Lmdeploy => "lmdeploy",
         }
     }
 
@@ -27,12 +30,13 @@ impl Engine {
         match s.to_ascii_lowercase().as_str() {
             "sglang" => Some(Engine::Sglang),
             "vllm" => Some(Engine::Vllm),
+            "lmdeploy" => Some(Engine::Lmdeploy),
             _ => None,
         }
     }
 
     /// Engines tried on every line when none is forced.
-    pub const ALL: &'static [Engine] = &[Engine::Sglang, Engine::Vllm];
+    pub const ALL: &'static [Engine] = &[Engine::Sglang, Engine::Vllm, Engine::Lmdeploy];
 }
 
 /// What a parser made of a line.
@@ -56,7 +60,8 @@ pub enum Ahead {
     /// Not this engine's line, and the parser's state is untouched.
     NotMine,
     /// As `NotMine`, and an HTTP access line: [`common::classify`] labels it
-    /// [`common::ACCESS_LOG`] (told so the reader need not search again).
+    /// [`common::ACCESS_LOG`] (told so the reader need not search again), and
+    /// the parsers after this one are not asked ([`common::is_access_line`]).
     AccessLine,
 }
 
@@ -105,6 +110,7 @@ pub fn parser_for(engine: Engine) -> Parser {
     match engine {
         Engine::Sglang => Parser::Sglang(Box::default()),
         Engine::Vllm => Parser::Vllm(Box::default()),
+        Engine::Lmdeploy => Parser::Lmdeploy(lmdeploy::LmdeployParser),
     }
 }
 
@@ -115,6 +121,8 @@ pub fn parser_for(engine: Engine) -> Parser {
 pub enum Parser {
     Sglang(Box<sglang::SglangParser>),
     Vllm(Box<vllm::VllmParser>),
+    /// Stateless: nothing to box.
+    Lmdeploy(lmdeploy::LmdeployParser),
 }
 
 impl LineParser for Parser {
@@ -123,6 +131,7 @@ impl LineParser for Parser {
         match self {
             Parser::Sglang(_) => Engine::Sglang,
             Parser::Vllm(_) => Engine::Vllm,
+            Parser::Lmdeploy(_) => Engine::Lmdeploy,
         }
     }
 
@@ -130,6 +139,7 @@ impl LineParser for Parser {
         match self {
             Parser::Sglang(p) => p.parse(line, no, last_chance, out),
             Parser::Vllm(p) => p.parse(line, no, last_chance, out),
+            Parser::Lmdeploy(p) => p.parse(line, no, last_chance, out),
         }
     }
 
@@ -138,6 +148,7 @@ impl LineParser for Parser {
         match self {
             Parser::Sglang(p) => p.read_ahead(line, out),
             Parser::Vllm(p) => p.read_ahead(line, out),
+            Parser::Lmdeploy(p) => p.read_ahead(line, out),
         }
     }
 
@@ -145,6 +156,7 @@ impl LineParser for Parser {
         match self {
             Parser::Sglang(p) => p.starts_record(line),
             Parser::Vllm(p) => p.starts_record(line),
+            Parser::Lmdeploy(p) => p.starts_record(line),
         }
     }
 }

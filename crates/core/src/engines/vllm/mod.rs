@@ -15,6 +15,7 @@ mod stats;
 
 use memchr::memmem;
 
+use super::common::is_access_line;
 use super::prefix::last_stamp;
 use super::{ahead_of, Ahead, Engine, LineParser, Outcome};
 use crate::fields::{trim, uint};
@@ -56,21 +57,6 @@ impl Default for VllmParser {
             stats_off: false,
         }
     }
-}
-
-fn is_access_line(line: &[u8]) -> bool {
-    const HTTP_1: &[u8] = b" HTTP/1.";
-    // The request ends in its last quote, near the line's end (`… HTTP/1.1" 200 OK`):
-    // a look there finds most access lines without a search of the whole line.
-    if let Some(q) = memchr::memrchr(b'"', line) {
-        if line[..q].len() > HTTP_1.len() && line[..q - 1].ends_with(HTTP_1) {
-            return true;
-        }
-    }
-    static HTTP: std::sync::OnceLock<memmem::Finder<'static>> = std::sync::OnceLock::new();
-    HTTP.get_or_init(|| memmem::Finder::new(b" HTTP/1."))
-        .find(line)
-        .is_some()
 }
 
 pub(super) fn has(line: &[u8], pat: &[u8]) -> bool {
