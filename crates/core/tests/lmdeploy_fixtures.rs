@@ -116,3 +116,56 @@ fn advice_names_lmdeploy_flags_only() {
         }
     }
 }
+
+/// A stated share of 0 (or above 1) is taken as LMDeploy's default; one already
+/// at the top is not raised: the advice and its prediction stay finite and never lower it.
+#[test]
+fn the_memory_step_holds_for_any_stated_share() {
+    let text = String::from_utf8(common::fixture(
+        "lmdeploy/synthetic_grouped-kv-full-queue.log",
+    ))
+    .unwrap();
+    for (share, flag) in [
+        ("0", "0.90"),
+        ("7", "0.90"),
+        ("0.95", "0.95"),
+        ("0.5", "0.60"),
+    ] {
+        let t = text.replace(
+            "cache_max_entry_count=0.8",
+            &format!("cache_max_entry_count={share}"),
+        );
+        let r = common::analyze(t.as_bytes());
+        let more = r
+            .diagnosis
+            .as_ref()
+            .unwrap()
+            .findings
+            .iter()
+            .flat_map(|f| f.actions.iter())
+            .find(|a| a.id == "more_kv_memory")
+            .expect("a memory step");
+        assert_eq!(
+            more.flag,
+            format!("--cache-max-entry-count {flag}"),
+            "{share}"
+        );
+        let p = more.predicted.as_ref().expect("a prediction");
+        assert!(
+            p.gen_throughput_tok_s.is_finite() && p.running_requests.is_finite(),
+            "{share}: {p:?}"
+        );
+        let run = r
+            .diagnosis
+            .as_ref()
+            .unwrap()
+            .facts
+            .running_requests
+            .unwrap();
+        assert!(
+            p.running_requests >= run - 0.5,
+            "{share}: {} from {run}",
+            p.running_requests
+        );
+    }
+}

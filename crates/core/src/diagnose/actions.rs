@@ -99,8 +99,12 @@ fn more_kv_memory(c: &Ctx) -> Action {
             extra,
         )
     } else if c.lmdeploy {
-        let u = cfg.cache_max_entry_count.unwrap_or(0.8);
-        let t = (u + 0.1).min(0.95);
+        // A share outside (0, 1] is no share LMDeploy would take: its default then.
+        let u = cfg
+            .cache_max_entry_count
+            .filter(|u| *u > 0.0 && *u <= 1.0)
+            .unwrap_or(0.8);
+        let t = (u + 0.1).min(0.95).max(u);
         action(
             c,
             "more_kv_memory",
