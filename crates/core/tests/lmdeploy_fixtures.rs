@@ -169,3 +169,24 @@ fn the_memory_step_holds_for_any_stated_share() {
         );
     }
 }
+
+/// LMDeploy's own startup lines beside its metrics lines do not name it as
+/// another server: it is the server read.
+#[test]
+fn lmdeploy_is_not_another_server_in_its_own_log() {
+    let mut text = common::fixture("other/lmdeploy_02_turbomind-startup-config-lines.log");
+    text.extend(common::fixture(
+        "lmdeploy/synthetic_grouped-kv-full-queue.log",
+    ));
+    let r = common::analyze(&text);
+    assert_eq!(r.engine, "lmdeploy");
+    assert!(r.input.other_server.is_none(), "{:?}", r.input.other_server);
+    // Without its metrics lines it is named, as before.
+    let r = common::analyze(&common::fixture(
+        "other/lmdeploy_02_turbomind-startup-config-lines.log",
+    ));
+    assert_eq!(
+        r.input.other_server.map(|o| o.name).as_deref(),
+        Some("LMDeploy")
+    );
+}

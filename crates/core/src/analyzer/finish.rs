@@ -51,6 +51,14 @@ impl Analyzer {
                 .map(|(e, _)| e.name().to_string())
                 .unwrap_or_else(|| "unknown".to_string()),
         };
+        // A server batchlens reads is no other server once its stats lines are read.
+        if input
+            .other_server
+            .as_ref()
+            .is_some_and(|o| o.name.eq_ignore_ascii_case(&engine))
+        {
+            input.other_server = None;
+        }
         let mut f = self.timeline.finish();
         let previous = f.previous.take();
         let mut report = report_of(f, engine, input);
