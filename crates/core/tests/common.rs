@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use batchlens_core::diagnose::Action;
 use batchlens_core::{Analyzer, Options, Report};
 
 pub fn fixtures_dir() -> PathBuf {
@@ -105,4 +106,12 @@ pub fn docker_json_record_in(stream: &str, text: &str) -> String {
         "{{\"log\":{},\"stream\":\"{stream}\",\"time\":\"2026-02-24T18:00:00.123456789Z\"}}\n",
         serde_json::to_string(text).unwrap()
     )
+}
+
+/// Every action of every finding of a report's diagnosis (none without one).
+pub fn all_actions(r: &Report) -> impl Iterator<Item = &Action> {
+    r.diagnosis
+        .iter()
+        .flat_map(|d| d.findings.iter())
+        .flat_map(|f| f.actions.iter())
 }

@@ -853,14 +853,7 @@ fn conservativeness_is_never_advised_both_ways() {
 fn no_flag_is_advised_with_two_values() {
     for (name, r) in advice_reports() {
         let mut seen: std::collections::BTreeMap<String, String> = Default::default();
-        for a in r
-            .diagnosis
-            .as_ref()
-            .unwrap()
-            .findings
-            .iter()
-            .flat_map(|f| f.actions.iter())
-        {
+        for a in common::all_actions(&r) {
             // `--flag value` and `client: keep ~N …`: the flag, then its value.
             let (flag, value) = match a.flag.strip_prefix("client: keep ~") {
                 Some(rest) => ("client", rest.split(' ').next().unwrap_or("")),

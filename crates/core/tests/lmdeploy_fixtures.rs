@@ -12,13 +12,8 @@ fn report(name: &str) -> Report {
 }
 
 fn flags(r: &Report) -> Vec<String> {
-    r.diagnosis
-        .as_ref()
-        .expect("diagnosis")
-        .findings
-        .iter()
-        .flat_map(|f| f.actions.iter().map(|a| a.flag.clone()))
-        .collect()
+    assert!(r.diagnosis.is_some(), "no diagnosis");
+    common::all_actions(r).map(|a| a.flag.clone()).collect()
 }
 
 #[test]
@@ -136,13 +131,7 @@ fn the_memory_step_holds_for_any_stated_share() {
             &format!("cache_max_entry_count={share}"),
         );
         let r = common::analyze(t.as_bytes());
-        let more = r
-            .diagnosis
-            .as_ref()
-            .unwrap()
-            .findings
-            .iter()
-            .flat_map(|f| f.actions.iter())
+        let more = common::all_actions(&r)
             .find(|a| a.id == "more_kv_memory")
             .expect("a memory step");
         assert_eq!(

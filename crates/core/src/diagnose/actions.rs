@@ -428,16 +428,7 @@ pub fn prefill(c: &Ctx) -> Vec<Action> {
             &[],
             "",
         ));
-        if cfg.prefix_caching != Some(true) {
-            v.push(action(
-                c,
-                "prefix_caching",
-                "--enable-prefix-caching".to_string(),
-                "Reuse the KV of shared prompt prefixes instead of recomputing them".to_string(),
-                &[],
-                "",
-            ));
-        }
+        v.extend(reuse_prefixes(c));
     } else {
         let cur = cfg.max_batched_tokens.unwrap_or(8192);
         v.push(action(
@@ -448,16 +439,7 @@ pub fn prefill(c: &Ctx) -> Vec<Action> {
             &[],
             "",
         ));
-        if cfg.prefix_caching != Some(true) {
-            v.push(action(
-                c,
-                "prefix_caching",
-                "--enable-prefix-caching".to_string(),
-                "Reuse the KV of shared prompt prefixes instead of recomputing them".to_string(),
-                &[],
-                "",
-            ));
-        }
+        v.extend(reuse_prefixes(c));
         v.push(action(
             c,
             "chunked_prefill",
@@ -468,6 +450,20 @@ pub fn prefill(c: &Ctx) -> Vec<Action> {
         ));
     }
     v
+}
+
+/// Prefix caching, where the log does not say it is on (vLLM, LMDeploy).
+fn reuse_prefixes(c: &Ctx) -> Option<Action> {
+    (c.r.config.prefix_caching != Some(true)).then(|| {
+        action(
+            c,
+            "prefix_caching",
+            "--enable-prefix-caching".to_string(),
+            "Reuse the KV of shared prompt prefixes instead of recomputing them".to_string(),
+            &[],
+            "",
+        )
+    })
 }
 
 pub fn decode_saturated(c: &Ctx) -> Vec<Action> {
