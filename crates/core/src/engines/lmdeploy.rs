@@ -203,7 +203,8 @@ fn read_body(body: &[u8], s: &mut Sample) -> bool {
 }
 
 impl LmdeployParser {
-    fn metrics(&self, line: &[u8], at: usize, no: u64, out: &mut Vec<Record>) -> Outcome {
+    /// The metrics record starting at `at` pushed on `out`: (full, damaged) records.
+    fn metrics(&self, line: &[u8], at: usize, no: u64, out: &mut Vec<Record>) -> (u32, u32) {
         let prefix = &line[..at];
         let mut s = Sample {
             line: no,
@@ -215,10 +216,7 @@ impl LmdeployParser {
         let full = read_body(&line[at..], &mut s);
         s.damaged = !full;
         out.push(Record::Sample(s));
-        Outcome::Stats {
-            full: full as u32,
-            damaged: !full as u32,
-        }
+        (full as u32, !full as u32)
     }
 }
 
@@ -235,7 +233,10 @@ impl LineParser for LmdeployParser {
         out: &mut Vec<Record>,
     ) -> Outcome {
         match find(line) {
-            Some(Found::Metrics(at)) => self.metrics(line, at, no, out),
+            Some(Found::Metrics(at)) => {
+                let (full, damaged) = self.metrics(line, at, no, out);
+                Outcome::Stats { full, damaged }
+            }
             Some(Found::Config(at)) => {
                 let items = config_items(&line[at..]);
                 if items.is_empty() {
@@ -251,10 +252,10 @@ impl LineParser for LmdeployParser {
     fn read_ahead(&mut self, line: &[u8], out: &mut Vec<Record>) -> Option<Ahead> {
         match find(line) {
             // A metrics line holds no state: read as `parse` reads it.
-            Some(Found::Metrics(at)) => match self.metrics(line, at, 0, out) {
-                Outcome::Stats { full, damaged } => Some(Ahead::Stats { full, damaged }),
-                _ => None,
-            },
+            Some(Found::Metrics(at)) => {
+                let (full, damaged) = self.metrics(line, at, 0, out);
+                Some(Ahead::Stats { full, damaged })
+            }
             // Settings are taken in log order (a restart starts a run).
             Some(Found::Config(_)) => None,
             None => Some(Ahead::NotMine),
