@@ -319,7 +319,7 @@ fn fewer_sequences_are_advised_only_below_the_running_measured() {
         let Some(d) = r.diagnosis.as_ref() else {
             continue;
         };
-        for a in d.findings.iter().flat_map(|f| f.actions.iter()) {
+        for a in all_actions(&r) {
             if a.id != "fewer_seqs" {
                 continue;
             }
@@ -339,13 +339,10 @@ fn fewer_sequences_are_advised_only_below_the_running_measured() {
 fn vllm_advice_does_not_cite_sglang() {
     for (name, bytes) in fixtures_in("vllm") {
         let r = analyze(&bytes);
-        let Some(d) = r.diagnosis.as_ref() else {
-            continue;
-        };
         if r.engine != "vllm" {
             continue;
         }
-        for a in d.findings.iter().flat_map(|f| f.actions.iter()) {
+        for a in all_actions(&r) {
             for text in [&a.flag, &a.why, &a.effect] {
                 assert!(
                     !text.contains("SGLang") && !text.contains("bench_serving"),

@@ -297,34 +297,44 @@ pub fn running_limit(c: &Ctx) -> Vec<Action> {
             &[],
             "",
         ));
-    } else if c.lmdeploy {
-        v.push(action(
-            c,
-            "raise_running_cap",
-            format!("--max-batch-size {}", num(target)),
-            if c.kv_tight() {
-                "max_batch_size caps the batch, but the KV cache is nearly full too: grow it with the cap (int8 KV cache, higher cache_max_entry_count)".to_string()
-            } else {
-                "max_batch_size caps the batch; the KV cache has room for more requests".to_string()
-            },
-            &[change("max_running", target)],
-            "",
-        ));
     } else {
+        // vLLM and LMDeploy: a batch cap and a KV remedy of their own names.
+        let (what, kv_remedy, units) = if c.lmdeploy {
+            (
+                "max_batch_size",
+                "int8 KV cache, higher cache_max_entry_count",
+                "requests",
+            )
+        } else {
+            (
+                "max_num_seqs",
+                "FP8 KV cache, higher gpu_memory_utilization",
+                "sequences",
+            )
+        };
         v.push(action(
             c,
             "raise_running_cap",
-            format!("--max-num-seqs {}", num(target)),
+            format!("{} {}", batch_cap_flag(c), num(target)),
             if c.kv_tight() {
-                "max_num_seqs caps the batch, but the KV cache is nearly full too: grow it with the cap (FP8 KV cache, higher gpu_memory_utilization)".to_string()
+                format!("{what} caps the batch, but the KV cache is nearly full too: grow it with the cap ({kv_remedy})")
             } else {
-                "max_num_seqs caps the batch; the KV cache has room for more sequences".to_string()
+                format!("{what} caps the batch; the KV cache has room for more {units}")
             },
             &[change("max_running", target)],
             "",
         ));
     }
     v
+}
+
+/// The flag that caps the batch on a paged engine: vLLM's, or LMDeploy's.
+fn batch_cap_flag(c: &Ctx) -> &'static str {
+    if c.lmdeploy {
+        "--max-batch-size"
+    } else {
+        "--max-num-seqs"
+    }
 }
 
 pub fn retraction(c: &Ctx) -> Vec<Action> {
@@ -360,15 +370,7 @@ pub fn retraction(c: &Ctx) -> Vec<Action> {
         v.push(action(
             c,
             "fewer_seqs",
-            format!(
-                "{} {}",
-                if c.lmdeploy {
-                    "--max-batch-size"
-                } else {
-                    "--max-num-seqs"
-                },
-                num(n)
-            ),
+            format!("{} {}", batch_cap_flag(c), num(n)),
             "Fewer concurrent sequences leave KV blocks free for the ones running, so they are not preempted and recomputed".to_string(),
             &[change("max_running", n)],
             "fewer preemptions and steadier latency, at the cost of running fewer at once",

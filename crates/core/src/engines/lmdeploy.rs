@@ -267,6 +267,11 @@ impl LineParser for LmdeployParser {
 mod tests {
     use super::*;
 
+    const ONE_FULL: Outcome = Outcome::Stats {
+        full: 1,
+        damaged: 0,
+    };
+
     fn read(line: &str) -> (Outcome, Option<Sample>) {
         let mut out = Vec::new();
         let o = LmdeployParser.parse(line.as_bytes(), 3, true, &mut out);
@@ -281,13 +286,7 @@ mod tests {
     fn reads_the_grouped_line_of_0_12_1() {
         // Verbatim from InternLM/lmdeploy PR #4297.
         let (o, s) = read("[2026-02-05 17:05:17 DP0] Avg thr (in/out): 4618.5 / 2756.3 tokens/s, API server (completed/routed/waiting): 1 / 50 / 50, Engine (running/waiting): 45 / 5, KV cache: 21.6%, ");
-        assert_eq!(
-            o,
-            Outcome::Stats {
-                full: 1,
-                damaged: 0
-            }
-        );
+        assert_eq!(o, ONE_FULL);
         let s = s.unwrap();
         assert_eq!(s.running, Some(45));
         assert_eq!(s.queued, Some(55));
@@ -303,13 +302,7 @@ mod tests {
     fn reads_the_server_group_and_hit_rate_of_0_12_3() {
         // Verbatim from InternLM/lmdeploy PR #4410, with the optional hit rate.
         let (o, s) = read("[2026-03-13 14:54:59 DP0] Avg thr (in/out): 1445.8 / 68.8 tokens/s, Server (succeeded/failed/routed/waiting): 102 / 100 / 0 / 0, Engine (running/waiting): 0 / 0, KV cache: 17.5%, Prefix cache hit rate: 40.0%, ");
-        assert_eq!(
-            o,
-            Outcome::Stats {
-                full: 1,
-                damaged: 0
-            }
-        );
+        assert_eq!(o, ONE_FULL);
         let s = s.unwrap();
         assert_eq!((s.running, s.queued), (Some(0), Some(0)));
         assert_eq!(s.prefix_hit, Some(0.4));
@@ -319,13 +312,7 @@ mod tests {
     #[test]
     fn reads_the_flat_line_of_0_9_to_0_12() {
         let (o, s) = read("[2025-06-05 17:05:10 DP1] Avg prompt throughput: 1200.5 tokens/s, Avg generation throughput: 850.0 tokens/s, Finished: 3 reqs, Unfinished: 60 reqs, Running: 48 reqs, Waiting: 12 reqs, GPU KV cache usage: 91.0%, Prefix cache hit rate: 10.0%");
-        assert_eq!(
-            o,
-            Outcome::Stats {
-                full: 1,
-                damaged: 0
-            }
-        );
+        assert_eq!(o, ONE_FULL);
         let s = s.unwrap();
         assert_eq!((s.running, s.queued), (Some(48), Some(12)));
         assert_eq!((s.input_tok_s, s.gen_tok_s), (Some(1200.5), Some(850.0)));
