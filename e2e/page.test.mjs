@@ -263,7 +263,7 @@ test('text with no stats lines and binary data are explained', async () => {
   await dropFile(page, 'tgi.log', tgi);
   await waitForReport(page, 'tgi.log');
   assert.equal(await page.textContent('#problem-title'), 'A TGI log');
-  assert.match(await page.textContent('#problem-text'), /This looks like a TGI log, not an SGLang, vLLM or LMDeploy one\. TGI logs one line per finished request/);
+  assert.match(await page.textContent('#problem-text'), /This looks like a TGI log, not an SGLang, vLLM, LMDeploy or TensorRT-LLM one\. TGI logs one line per finished request/);
   assert.match(await page.textContent('#problem-examples'), /line 2 .*INFO text_generation_router::server: router/);
 
   // A vLLM log that says it turned its stats off: the reason, and the line.
@@ -560,6 +560,23 @@ test('a log with a benchmark summary shows the client-versus-server reconciliati
   assert.match(await page.textContent('#reconcile-summary'), /the client measured 500 tok\/s/);
   assert.match(await page.textContent('#reconcile-advice'), /capacity planning/);
   assert.ok((await page.$$('#reconcile-parts li')).length >= 2);
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
+test('a TensorRT-LLM iteration log is diagnosed in the page with its own flags, as the CLI does', async () => {
+  const { page, rec, context } = await openPage();
+  const file = path.join(FIX, 'trtllm', 'synthetic_serve-kv-reserved-queue.log');
+  await dropFile(page, 'trtllm.log', readFileSync(file, 'utf8'));
+  await waitForReport(page, 'trtllm.log');
+  const report = JSON.parse(cliJson(file));
+  assert.equal(report.engine, 'trtllm');
+  assert.equal(await page.textContent('#kind'), report.diagnosis.primary.kind);
+  assert.match(await page.textContent('#summary'), /Engine\s*trtllm/);
+  const actions = await page.textContent('#actions');
+  assert.match(actions, /capacity_scheduler_policy: MAX_UTILIZATION/);
+  assert.match(actions, /--kv_cache_free_gpu_memory_fraction 0\.95/);
+  assert.doesNotMatch(actions, /--gpu-memory-utilization|--mem-fraction-static|--max-num-seqs/);
   assert.deepEqual(rec.errors, []);
   await context.close();
 });

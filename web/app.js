@@ -195,10 +195,10 @@ function showProblem(r) {
     return;
   } else if (r.input.other_server) {
     const o = r.input.other_server;
-    // LMDeploy's metrics lines are read: its log only lacks them here.
-    text = (o.name === 'LMDeploy'
-      ? `This looks like an LMDeploy log without its metrics lines. ${o.note}. `
-      : `This looks like ${o.a_name} log, not an SGLang, vLLM or LMDeploy one. ${o.note}. `) +
+    // LMDeploy's and TensorRT-LLM's stats are read: such a log only lacks them here.
+    text = (o.name === 'LMDeploy' || o.name === 'TensorRT-LLM'
+      ? `This looks like ${o.a_name} log without its stats lines. ${o.note}. `
+      : `This looks like ${o.a_name} log, not an SGLang, vLLM, LMDeploy or TensorRT-LLM one. ${o.note}. `) +
       `No scheduler stats lines batchlens reads were found in ${fmtCount(r.input.lines, 'line', 'lines')}.`;
     $('problem-title').textContent = `${o.a_name[0].toUpperCase()}${o.a_name.slice(1)} log`;
     $('problem-text').textContent = text;

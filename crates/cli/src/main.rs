@@ -96,7 +96,7 @@ enum ColorChoice {
 
 fn parse_engine(s: &str) -> Result<Engine, String> {
     Engine::from_name(s)
-        .ok_or_else(|| format!("unknown engine '{s}' (known: sglang, vllm, lmdeploy)"))
+        .ok_or_else(|| format!("unknown engine '{s}' (known: sglang, vllm, lmdeploy, trtllm)"))
 }
 
 /// A failure to report: the message and the exit code.
@@ -290,22 +290,23 @@ fn input_problem(r: &Report, files: &[PathBuf]) -> Option<String> {
             d.text
         ));
     }
+    // A server batchlens reads, whose log holds none of its stats lines: told how to get them.
     if let Some(o) = r
         .input
         .other_server
         .as_ref()
-        .filter(|o| o.name == "LMDeploy")
+        .filter(|o| batchlens_core::engines::Engine::from_name(&o.name).is_some())
     {
         return Some(format!(
-            "{what} looks like an LMDeploy log (line {}: {}) but holds none of its metrics lines. {}.",
-            o.first_line, o.text, o.note
+            "{what} looks like {} log (line {}: {}) but holds none of its stats lines. {}.",
+            o.a_name, o.first_line, o.text, o.note
         ));
     }
     if let Some(o) = &r.input.other_server {
         return Some(format!(
-            "{what} looks like {} log, not an SGLang, vLLM or LMDeploy one (line {}: {}). {}. \
-             batchlens reads SGLang 'Decode batch'/'Prefill batch' lines, vLLM 'Avg prompt throughput … Running: … reqs' lines \
-             and LMDeploy's 'Avg thr (in/out) …' metrics lines; none were found in {}.",
+            "{what} looks like {} log, not an SGLang, vLLM, LMDeploy or TensorRT-LLM one (line {}: {}). {}. \
+             batchlens reads SGLang 'Decode batch'/'Prefill batch' lines, vLLM 'Avg prompt throughput … Running: … reqs' lines, \
+             LMDeploy's 'Avg thr (in/out) …' metrics lines and TensorRT-LLM's iteration stats; none were found in {}.",
             o.a_name,
             o.first_line,
             o.text,
@@ -315,8 +316,8 @@ fn input_problem(r: &Report, files: &[PathBuf]) -> Option<String> {
     }
     Some(format!(
         "no scheduler stats lines found in {what} ({} read: {}, {}). \
-         batchlens reads SGLang 'Decode batch'/'Prefill batch' lines, vLLM 'Avg prompt throughput … Running: … reqs' lines \
-         and LMDeploy's 'Avg thr (in/out) …' metrics lines; make sure the server logged at INFO level{}",
+         batchlens reads SGLang 'Decode batch'/'Prefill batch' lines, vLLM 'Avg prompt throughput … Running: … reqs' lines, \
+         LMDeploy's 'Avg thr (in/out) …' metrics lines and TensorRT-LLM's iteration stats; make sure the server logged at INFO level{}",
         count(r.input.lines as f64, "line", "lines"),
         count(r.input.other_lines as f64, "other known line", "other known lines"),
         count(r.input.unrecognized_lines as f64, "unrecognized line", "unrecognized lines"),

@@ -190,7 +190,7 @@ fn a_log_of_another_program_is_an_input_error() {
 fn another_inference_servers_log_is_named() {
     let err = input_error(
         &fixtures().join("other/tgi_01_xpu-connected-chat-completions-success.log"),
-        "looks like a TGI log, not an SGLang, vLLM or LMDeploy one (line 2: ",
+        "looks like a TGI log, not an SGLang, vLLM, LMDeploy or TensorRT-LLM one (line 2: ",
     );
     assert!(err.contains("no periodic queue or KV-cache line"), "{err}");
     input_error(
@@ -200,12 +200,47 @@ fn another_inference_servers_log_is_named() {
     // LMDeploy's metrics lines are read: its log without them is told how to get them.
     let err = input_error(
         &fixtures().join("other/lmdeploy_02_turbomind-startup-config-lines.log"),
-        "looks like an LMDeploy log (line 2: ",
+        "looks like an LMDeploy log (line 1: ",
     );
     assert!(
-        err.contains("holds none of its metrics lines") && err.contains("--enable-metrics"),
+        err.contains("holds none of its stats lines") && err.contains("--enable-metrics"),
         "{err}"
     );
+    // So is TensorRT-LLM's: its startup lines alone say which server it is.
+    let dir = scratch("trtllm-startup");
+    let startup = dir.0.join("trtllm-startup.log");
+    std::fs::write(
+        &startup,
+        "[TensorRT-LLM][INFO] Number of tokens per block: 32.\n\
+         [TensorRT-LLM][INFO] Max KV cache blocks per sequence: 257 [window size=8192], tokens per block=32, primary blocks=3630, secondary blocks=0\n",
+    )
+    .unwrap();
+    let err = input_error(&startup, "looks like a TensorRT-LLM log (line 1: ");
+    assert!(err.contains("print_iter_log: true"), "{err}");
+}
+
+#[test]
+fn a_tensorrt_llm_iteration_log_is_diagnosed() {
+    let log = fixtures().join("trtllm/synthetic_serve-kv-reserved-queue.log");
+    let v = json_report(&log);
+    assert_eq!(v["engine"], "trtllm");
+    assert_eq!(v["diagnosis"]["primary"]["kind"], "kv_cache_capacity");
+    // `--engine trtllm` reads it alone, the same.
+    let forced = bin()
+        .args([
+            "diagnose",
+            "--no-progress",
+            "--format",
+            "json",
+            "--engine",
+            "trtllm",
+        ])
+        .arg(&log)
+        .output()
+        .expect("run");
+    let f: serde_json::Value = serde_json::from_slice(&forced.stdout).expect("json");
+    assert_eq!(f["input"]["stat_lines"], v["input"]["stat_lines"]);
+    assert_eq!(f["diagnosis"]["primary"]["kind"], "kv_cache_capacity");
 }
 
 #[test]

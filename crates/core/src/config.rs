@@ -45,6 +45,8 @@ pub struct ServerConfig {
     pub engine_version: Option<String>,
     /// LMDeploy `cache_max_entry_count`: the share of free GPU memory its KV cache takes.
     pub cache_max_entry_count: Option<f64>,
+    /// TensorRT-LLM `free_gpu_memory_fraction`: the share of free GPU memory its KV cache takes.
+    pub kv_free_gpu_memory_fraction: Option<f64>,
     /// Lines the settings were read from (first few).
     pub lines: Vec<u64>,
 }
@@ -144,6 +146,7 @@ impl ServerConfig {
                 SwapSpaceGb(v) => self.swap_space_gb = Some(v),
                 EngineVersion(v) => self.engine_version = Some(v),
                 CacheMaxEntryCount(v) => self.cache_max_entry_count = Some(v),
+                KvFreeGpuMemoryFraction(v) => self.kv_free_gpu_memory_fraction = Some(v),
             }
         }
         if self.kv_capacity_tokens.is_none() {

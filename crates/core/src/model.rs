@@ -198,6 +198,8 @@ pub enum ConfigItem {
     EngineVersion(String),
     /// LMDeploy `cache_max_entry_count`: the share of free GPU memory its KV cache takes.
     CacheMaxEntryCount(f64),
+    /// TensorRT-LLM `free_gpu_memory_fraction`: the share of free GPU memory its KV cache takes.
+    KvFreeGpuMemoryFraction(f64),
 }
 
 /// What one physical line (or one record inside it) turned out to be.

@@ -15,7 +15,7 @@ const SAMPLE_LINES: u32 = 5_000;
 const EXAMPLE_CHARS: usize = 120;
 
 /// A server other than SGLang and vLLM whose lines the log holds (LMDeploy's
-/// when none of its metrics lines, which are read, is there).
+/// or TensorRT-LLM's when none of its stats lines, which are read, is there).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OtherServer {
     /// `LMDeploy`, `TensorRT-LLM`, `TGI`, `TEI`, `llama.cpp`, `Ollama`, `llama-box`, `vllm.rs`.
@@ -79,7 +79,7 @@ const SERVERS: &[(&str, &[&str], &str)] = &[
             "inflightBatchingStats",
             "iterLatencyMS",
         ],
-        "TensorRT-LLM reports per-iteration stats (the iteration log or JSON stats), which batchlens does not read yet",
+        "TensorRT-LLM prints per-iteration stats, which batchlens reads, only when asked: `trtllm-serve` with `print_iter_log: true` in the YAML of --extra_llm_api_options (the `iter = … states = {…}` lines), Triton's backend with --log-verbose=1 (its stats JSON), or the JSON of `GET /metrics` with `enable_iter_perf_stats: true` saved to a file",
     ),
     (
         "TEI",

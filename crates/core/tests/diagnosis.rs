@@ -809,6 +809,8 @@ fn advice_reports() -> Vec<(String, Report)> {
         .into_iter()
         .chain(common::fixtures_in("sglang"))
         .chain(common::fixtures_in("vllm"))
+        .chain(common::fixtures_in("lmdeploy"))
+        .chain(common::fixtures_in("trtllm"))
         .map(|(name, bytes)| (name, common::analyze(&bytes)))
         .collect();
     for name in ["kv_bound", "running_cap", "retraction", "client_underload"] {

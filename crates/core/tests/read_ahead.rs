@@ -37,7 +37,7 @@ fn prepared(bytes: &[u8], opts: &Options, chunk: usize, at_newlines: bool) -> (R
 
 fn inputs() -> Vec<(String, Vec<u8>)> {
     let mut v = Vec::new();
-    for folder in ["sglang", "vllm", "lmdeploy", "other", "hostile"] {
+    for folder in ["sglang", "vllm", "lmdeploy", "trtllm", "other", "hostile"] {
         v.extend(common::fixtures_in(folder));
     }
     let examples = common::example_logs();

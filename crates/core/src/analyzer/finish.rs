@@ -55,7 +55,7 @@ impl Analyzer {
         if input
             .other_server
             .as_ref()
-            .is_some_and(|o| o.name.eq_ignore_ascii_case(&engine))
+            .is_some_and(|o| Engine::from_name(&o.name).is_some_and(|e| e.name() == engine))
         {
             input.other_server = None;
         }

@@ -50,6 +50,8 @@ impl Analyzer {
                     });
                 }
                 self.client_lines.line(no, line);
+                // A server's startup lines name it too: its log may hold nothing else.
+                self.other_servers.line(no, line);
                 self.count_other(label)
             }
             Outcome::NotMine => {

@@ -98,6 +98,22 @@ fn more_kv_memory(c: &Ctx) -> Action {
             &[change("kv_scale", scale)],
             extra,
         )
+    } else if c.trtllm {
+        // The pool is this share of the GPU memory free after the weights and the
+        // profiled activations: it grows in proportion.
+        let u = cfg
+            .kv_free_gpu_memory_fraction
+            .filter(|u| *u > 0.0 && *u <= 1.0)
+            .unwrap_or(0.9);
+        let t = (u + 0.05).min(0.97).max(u);
+        action(
+            c,
+            "more_kv_memory",
+            format!("--kv_cache_free_gpu_memory_fraction {t:.2}"),
+            format!("free_gpu_memory_fraction is {u}: the KV cache takes that share of the GPU memory free after the weights and the activations measured at startup, so a larger share grows it in proportion (watch for out-of-memory)"),
+            &[change("kv_scale", t / u)],
+            "",
+        )
     } else if c.lmdeploy {
         // A share outside (0, 1] is no share LMDeploy would take: its default then.
         let u = cfg
@@ -136,7 +152,12 @@ fn fp8_kv(c: &Ctx) -> Option<Action> {
     {
         return None;
     }
-    let (flag, why) = if c.lmdeploy {
+    let (flag, why) = if c.trtllm {
+        (
+            "kv_cache_config.dtype: fp8 (in the YAML of --extra_llm_api_options)",
+            "An FP8 KV cache stores about twice the tokens in the same memory; check accuracy on your task",
+        )
+    } else if c.lmdeploy {
         (
             "--quant-policy 8",
             "An int8 KV cache stores about twice the tokens in the same memory (--quant-policy 4, int4, four times with more accuracy loss); check accuracy on your task",
@@ -172,7 +193,7 @@ fn client_concurrency(c: &Ctx, target: f64, why: String) -> Action {
             num(n),
             if c.sglang {
                 "bench_serving"
-            } else if c.lmdeploy {
+            } else if c.lmdeploy || c.trtllm {
                 "a serving benchmark's"
             } else {
                 "vllm bench serve"
@@ -186,7 +207,14 @@ fn client_concurrency(c: &Ctx, target: f64, why: String) -> Action {
 }
 
 pub fn kv_capacity(c: &Ctx) -> Vec<Action> {
-    let mut v = vec![more_kv_memory(c)];
+    // A TensorRT-LLM pool full of reservations admits more with smaller ones at
+    // once, where more memory adds a few percent: those come first.
+    let mut v = if c.trtllm {
+        trtllm_reservations(c)
+    } else {
+        Vec::new()
+    };
+    v.push(more_kv_memory(c));
     v.extend(fp8_kv(c));
     if c.sglang {
         let kv_gb =
@@ -214,6 +242,30 @@ pub fn kv_capacity(c: &Ctx) -> Vec<Action> {
                 "risk: retractions if outputs run long",
             ));
         }
+    } else if c.trtllm {
+        let kv_bytes =
+            c.r.config
+                .kv_cache_gb
+                .map(|g| (2.0 * g).ceil())
+                .unwrap_or(64.0)
+                * 1e9;
+        v.push(action(
+            c,
+            "host_kv_cache",
+            // A YAML integer: no separators.
+            format!("kv_cache_config.host_cache_size: {kv_bytes:.0} (in the YAML of --extra_llm_api_options)"),
+            "A host-memory tier behind the GPU blocks (in bytes) keeps reusable blocks of evicted prefixes in CPU RAM instead of dropping them; it helps most when prompts share prefixes".to_string(),
+            &[],
+            "more block reuse and shorter prefills; the GPU pool for running requests stays the same size",
+        ));
+        v.push(action(
+            c,
+            "tensor_parallel",
+            "--tp_size 2 (or more GPUs per replica)".to_string(),
+            "Sharding the model over more GPUs frees memory per GPU for KV cache".to_string(),
+            &[],
+            "roughly doubles the KV pool per replica",
+        ));
     } else {
         v.push(action(
             c,
@@ -241,8 +293,9 @@ pub fn kv_capacity(c: &Ctx) -> Vec<Action> {
         }
     }
     if c.waiting() {
-        // What the server actually admits: with SGLang's reservation that is the running count.
-        let h = if c.sglang {
+        // What the server actually admits: with SGLang's or TensorRT-LLM's
+        // reservations that is the running count.
+        let h = if c.sglang || c.trtllm {
             Some(c.run())
         } else {
             c.facts.pool_holds_requests.or(Some(c.run()))
@@ -258,6 +311,41 @@ pub fn kv_capacity(c: &Ctx) -> Vec<Action> {
             ));
         }
     }
+    v
+}
+
+/// TensorRT-LLM's default policy, GUARANTEED_NO_EVICT, admits a request only when
+/// the pool can hold its prompt and all of its max_tokens (a whole max_seq_len
+/// when the request sets none): while the pool is not full of tokens, it is full
+/// of reservations, and smaller ones, or none, admit more.
+fn trtllm_reservations(c: &Ctx) -> Vec<Action> {
+    let mut v = Vec::new();
+    if !(c.waiting() && c.kv().is_some_and(|u| u < 0.9)) {
+        return v;
+    }
+    v.push(action(
+        c,
+        "max_tokens",
+        "client: set max_tokens on every request, near the longest output you need".to_string(),
+        format!(
+            "The scheduler reserves each request's prompt plus its max_tokens before admitting it — a whole max_seq_len{} when the request sets none — so the pool is full of reservations at {} of it used",
+            c.r.config
+                .context_length
+                .map(|l| format!(" ({})", num(l as f64)))
+                .unwrap_or_default(),
+            c.kv().map(crate::render::pct).unwrap_or_default()
+        ),
+        &[],
+        "more requests admitted at once, as many as the reservations shrink",
+    ));
+    v.push(action(
+        c,
+        "capacity_scheduler_policy",
+        "scheduler_config.capacity_scheduler_policy: MAX_UTILIZATION (in the YAML of --extra_llm_api_options)".to_string(),
+        "Admit as many requests as the blocks in use allow instead of reserving every request's whole length; if outputs then outgrow the pool, requests are paused and resumed".to_string(),
+        &[],
+        "risk: paused requests if outputs run long",
+    ));
     v
 }
 
@@ -305,6 +393,12 @@ pub fn running_limit(c: &Ctx) -> Vec<Action> {
                 "int8 KV cache, higher cache_max_entry_count",
                 "requests",
             )
+        } else if c.trtllm {
+            (
+                "max_batch_size",
+                "FP8 KV cache, higher free_gpu_memory_fraction",
+                "requests",
+            )
         } else {
             (
                 "max_num_seqs",
@@ -328,10 +422,12 @@ pub fn running_limit(c: &Ctx) -> Vec<Action> {
     v
 }
 
-/// The flag that caps the batch on a paged engine: vLLM's, or LMDeploy's.
+/// The flag that caps the batch on a paged engine: vLLM's, LMDeploy's or TensorRT-LLM's.
 fn batch_cap_flag(c: &Ctx) -> &'static str {
     if c.lmdeploy {
         "--max-batch-size"
+    } else if c.trtllm {
+        "--max_batch_size"
     } else {
         "--max-num-seqs"
     }
@@ -420,6 +516,24 @@ pub fn prefill(c: &Ctx) -> Vec<Action> {
             &[],
             "",
         ));
+    } else if c.trtllm {
+        let cur = cfg.max_batched_tokens.unwrap_or(8192);
+        v.push(action(
+            c,
+            "batched_tokens",
+            format!("--max_num_tokens {}", cur * 2),
+            format!("Each iteration schedules at most {cur} tokens; a larger budget admits long prompts in fewer iterations"),
+            &[],
+            "",
+        ));
+        v.push(action(
+            c,
+            "chunked_prefill",
+            "--enable_chunked_prefill".to_string(),
+            "Split long prompts into chunks that run beside decode steps, so they neither stall running requests nor wait for a whole-prompt budget".to_string(),
+            &[],
+            "",
+        ));
     } else if c.lmdeploy {
         let cur = cfg.max_prefill_tokens.unwrap_or(8192);
         v.push(action(
@@ -492,6 +606,32 @@ pub fn decode_saturated(c: &Ctx) -> Vec<Action> {
             c,
             "more_gpus",
             "--tp-size 2 or --dp-size 2".to_string(),
+            "More GPUs per replica, or more replicas".to_string(),
+            &[],
+            "",
+        ));
+    } else if c.trtllm {
+        v.push(action(
+            c,
+            "quantize",
+            "model: an FP8 checkpoint (e.g. quantized with NVIDIA Model Optimizer)".to_string(),
+            "Decode reads every weight each step; FP8 weights halve the bytes per step, and TensorRT-LLM takes the quantization from the checkpoint".to_string(),
+            &[],
+            "",
+        ));
+        v.push(action(
+            c,
+            "speculative",
+            "speculative_config.decoding_type: Eagle (in the YAML of --extra_llm_api_options, with a draft model)".to_string(),
+            "Speculative decoding commits several tokens per step when drafts are accepted"
+                .to_string(),
+            &[],
+            "",
+        ));
+        v.push(action(
+            c,
+            "more_gpus",
+            "--tp_size 2 (or more replicas)".to_string(),
             "More GPUs per replica, or more replicas".to_string(),
             &[],
             "",

@@ -15,6 +15,8 @@ pub struct Ctx<'a> {
     pub sglang: bool,
     /// LMDeploy: vLLM's paged-block semantics, its own flags.
     pub lmdeploy: bool,
+    /// TensorRT-LLM: paged blocks, admission against reservations, its own flags.
+    pub trtllm: bool,
     pub stat_lines: u64,
     pub has_decode: bool,
     pub prefill_lines: u64,
@@ -95,6 +97,7 @@ impl<'a> Ctx<'a> {
             facts,
             sglang,
             lmdeploy: r.engine == "lmdeploy",
+            trtllm: r.engine == "trtllm",
             stat_lines,
             has_decode,
             prefill_lines,
@@ -124,7 +127,9 @@ impl<'a> Ctx<'a> {
     /// reserves room for running requests' future tokens, so its pool is full
     /// well before `token usage` reaches 1.
     pub fn kv_bound_threshold(&self) -> f64 {
-        if self.sglang {
+        // TensorRT-LLM's default policy (GUARANTEED_NO_EVICT) admits a request only
+        // with room for its prompt and all of its max_tokens: a reservation like SGLang's.
+        if self.sglang || self.trtllm {
             // The reservation is for future output tokens: large when outputs are long
             // (the threshold drops to 0.5), small when prompts dwarf outputs (0.85).
             let share = self.facts.prefill_token_share.unwrap_or(0.0);

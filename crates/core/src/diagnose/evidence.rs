@@ -159,6 +159,12 @@ pub(super) fn concurrency_evidence(c: &Ctx) -> Evidence {
         // Damaged or abbreviated lines can lose the running count: say so, not 0.
         None => "the running count is not in the log;".into(),
     };
+    if c.w.queued.is_none() {
+        // No line of the log says how many wait (TensorRT-LLM's iteration log
+        // before 2026): say so, not 0.
+        let running = running.trim_end_matches(" while").trim_end_matches(';');
+        return ev(format!("{running}; how many wait is not in the log"), lines);
+    }
     ev(
         format!("{running} {} wait{share}{peak}", num(c.queued())),
         lines,
@@ -242,7 +248,7 @@ pub(super) fn no_stats_evidence(c: &Ctx) -> Evidence {
         );
     }
     let hint = if c.r.input.other_server.is_some() {
-        "batchlens reads SGLang `Decode batch` lines, vLLM `Avg prompt throughput … Running: … reqs` lines and LMDeploy's `Avg thr (in/out) … Engine (running/waiting)` metrics lines"
+        "batchlens reads SGLang `Decode batch` lines, vLLM `Avg prompt throughput … Running: … reqs` lines, LMDeploy's `Avg thr (in/out) … Engine (running/waiting)` metrics lines and TensorRT-LLM's iteration stats"
     } else if c.r.engine == "vllm" {
         "vLLM prints `Avg prompt throughput … Running: … reqs` lines every 5–10 s while serving (not with --disable-log-stats or several API servers) — make sure the log covers a period with load and INFO-level logging"
     } else {

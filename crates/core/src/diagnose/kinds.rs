@@ -129,6 +129,15 @@ pub(super) fn kv_capacity(c: &Ctx, confidence: f64) -> Finding {
             c.line(),
         ));
     }
+    if c.trtllm && kv < 0.9 && c.waiting() {
+        evidence.push(ev(
+            format!(
+                "Usage sits at {} yet nothing more is admitted: TensorRT-LLM's default policy (GUARANTEED_NO_EVICT) admits a request only if the pool can hold its prompt and all of its max_tokens, so the pool is full once reservations are counted",
+                pct(kv)
+            ),
+            c.line(),
+        ));
+    }
     if let Some(m) = c.r.config.mem_fraction_static {
         let avail =
             c.r.config
@@ -146,7 +155,11 @@ pub(super) fn kv_capacity(c: &Ctx, confidence: f64) -> Finding {
             runs_while(c.run()),
             num(c.queued()),
             pct(kv),
-            if c.sglang { " plus reserved" } else { "" }
+            if c.sglang || c.trtllm {
+                " plus reserved"
+            } else {
+                ""
+            }
         )
     } else {
         format!(
@@ -317,6 +330,12 @@ pub(super) fn client(c: &Ctx, confidence: f64) -> Finding {
         format!(
             "The server was idle: nothing ran or waited in {} stats lines",
             c.stat_lines
+        )
+    } else if c.w.queued.is_none() {
+        format!(
+            "The server runs {} with KV {} used, and its log does not say how many wait: unless requests queue at the server, the client does not send enough concurrent work",
+            count(c.run(), "request", "requests"),
+            c.kv().map(pct).unwrap_or_else(|| "lightly".into())
         )
     } else {
         format!(

@@ -157,6 +157,10 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
         if saturated >= 0.55 || (c.stat_lines >= 20 && prefill_time_dominates(c)) {
             conf = conf.min(0.5);
         }
+        if c.w.queued.is_none() {
+            // Nothing in the log says whether requests wait.
+            conf = conf.min(0.55);
+        }
         out.push(client(c, confidence(c, conf.min(0.9))));
     }
 

@@ -5,6 +5,7 @@ pub mod lmdeploy;
 pub mod prefix;
 pub mod prefix_cache;
 pub mod sglang;
+pub mod trtllm;
 pub mod vllm;
 
 use crate::model::Record;
@@ -15,6 +16,7 @@ pub enum Engine {
     Sglang,
     Vllm,
     Lmdeploy,
+    Trtllm,
 }
 
 impl Engine {
@@ -23,6 +25,7 @@ impl Engine {
             Engine::Sglang => "sglang",
             Engine::Vllm => "vllm",
             Engine::Lmdeploy => "lmdeploy",
+            Engine::Trtllm => "trtllm",
         }
     }
 
@@ -31,12 +34,18 @@ impl Engine {
             "sglang" => Some(Engine::Sglang),
             "vllm" => Some(Engine::Vllm),
             "lmdeploy" => Some(Engine::Lmdeploy),
+            "trtllm" | "tensorrt-llm" | "tensorrt_llm" => Some(Engine::Trtllm),
             _ => None,
         }
     }
 
     /// Engines tried on every line when none is forced.
-    pub const ALL: &'static [Engine] = &[Engine::Sglang, Engine::Vllm, Engine::Lmdeploy];
+    pub const ALL: &'static [Engine] = &[
+        Engine::Sglang,
+        Engine::Vllm,
+        Engine::Lmdeploy,
+        Engine::Trtllm,
+    ];
 }
 
 /// What a parser made of a line.
@@ -111,6 +120,7 @@ pub fn parser_for(engine: Engine) -> Parser {
         Engine::Sglang => Parser::Sglang(Box::default()),
         Engine::Vllm => Parser::Vllm(Box::default()),
         Engine::Lmdeploy => Parser::Lmdeploy(lmdeploy::LmdeployParser),
+        Engine::Trtllm => Parser::Trtllm(Box::default()),
     }
 }
 
@@ -123,6 +133,7 @@ pub enum Parser {
     Vllm(Box<vllm::VllmParser>),
     /// Stateless: nothing to box.
     Lmdeploy(lmdeploy::LmdeployParser),
+    Trtllm(Box<trtllm::TrtllmParser>),
 }
 
 impl LineParser for Parser {
@@ -132,6 +143,7 @@ impl LineParser for Parser {
             Parser::Sglang(_) => Engine::Sglang,
             Parser::Vllm(_) => Engine::Vllm,
             Parser::Lmdeploy(_) => Engine::Lmdeploy,
+            Parser::Trtllm(_) => Engine::Trtllm,
         }
     }
 
@@ -140,6 +152,7 @@ impl LineParser for Parser {
             Parser::Sglang(p) => p.parse(line, no, last_chance, out),
             Parser::Vllm(p) => p.parse(line, no, last_chance, out),
             Parser::Lmdeploy(p) => p.parse(line, no, last_chance, out),
+            Parser::Trtllm(p) => p.parse(line, no, last_chance, out),
         }
     }
 
@@ -149,6 +162,7 @@ impl LineParser for Parser {
             Parser::Sglang(p) => p.read_ahead(line, out),
             Parser::Vllm(p) => p.read_ahead(line, out),
             Parser::Lmdeploy(p) => p.read_ahead(line, out),
+            Parser::Trtllm(p) => p.read_ahead(line, out),
         }
     }
 
@@ -157,6 +171,7 @@ impl LineParser for Parser {
             Parser::Sglang(p) => p.starts_record(line),
             Parser::Vllm(p) => p.starts_record(line),
             Parser::Lmdeploy(p) => p.starts_record(line),
+            Parser::Trtllm(p) => p.starts_record(line),
         }
     }
 }

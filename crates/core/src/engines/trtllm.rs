@@ -1,0 +1,764 @@
+//! TensorRT-LLM's per-iteration stats, in the three shapes its servers print:
+//!
+//! - `trtllm-serve` (PyTorch backend) with `print_iter_log`, one line an
+//!   iteration (`_torch/pyexecutor/py_executor.py`): `[MM/DD/YYYY-HH:MM:SS]
+//!   [TRT-LLM] [I] iter = N, global_rank = g, rank = r, …, states =
+//!   {'num_ctx_requests': c, 'num_ctx_tokens': t, 'num_generation_tokens': n}`,
+//!   whose parts moved and were renamed over the versions (`elapsed_time = Xs`
+//!   became `host_step_time = Xms`; `num_scheduled_requests: N` became `= N`;
+//!   `kv_cache_util` and a tail of counts, `num_unscheduled` among them, came in
+//!   2026), so parts are read by their names, never by place;
+//! - the Triton backend's stats JSON (`--log-verbose`), after a glog prefix
+//!   `I1218 03:35:37.688135 20559 file.cc:1205] `, bare or, from Triton 24, as
+//!   a quoted string with escaped quotes;
+//! - the executor's iteration stats as served by `GET /metrics` and saved one
+//!   object a line (`iterLatencyMS`, `inflightBatchingStats`, `kvCacheStats`).
+//!
+//! An iteration's rates are its tokens over its own step time: generation
+//! requests make one token each a step (`num_generation_tokens` counts CUDA-graph
+//! padding and draft tokens too, so it is used only where nothing else tells how
+//! many requests generate), prompt tokens are those of its context requests.
+//! Triton's JSON tells no step time, and no rate is made up for it.
+
+use memchr::memmem;
+use serde_json::Value;
+
+use super::prefix::last_stamp;
+use super::{Ahead, Engine, LineParser, Outcome};
+use crate::config::python_pairs;
+use crate::fields::{float, trim, uint, uint32};
+use crate::model::{ConfigItem, Record, Sample, SampleKind, SourceName};
+use crate::time::Stamp;
+
+const ITER: &[u8] = b"iter = ";
+const TRITON_KEY: &[u8] = b"Active Request Count";
+const METRICS_KEY: &[u8] = b"\"iterLatencyMS\"";
+
+#[derive(Default)]
+pub struct TrtllmParser {
+    /// Triton's previous stats record: its iteration counter and time
+    /// ([`fine_time`]), which the next one's generation rate is measured from.
+    last_triton: Option<(u64, (i64, f64))>,
+}
+
+/// What a line may be.
+enum Found {
+    /// The iteration log; its message starts at the offset.
+    Iteration(usize),
+    /// A JSON object of stats (Triton's or `/metrics`), starting at the offset.
+    Json(usize),
+    /// A startup line that states a capacity.
+    Startup,
+}
+
+/// Every stats shape holds `=` or `{`, which many lines of other servers lack:
+/// one two-byte search rules those out before any phrase is looked for; a
+/// startup line is looked for by the server's name.
+#[inline]
+fn find(line: &[u8]) -> Option<Found> {
+    match memchr::memchr2(b'=', b'{', line) {
+        Some(_) => find_slow(line),
+        None => startup(line),
+    }
+}
+
+#[inline(never)]
+fn find_slow(line: &[u8]) -> Option<Found> {
+    if let Some(i) = memmem::find(line, ITER) {
+        let digits = line[i + ITER.len()..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        // `iter = 12, global_rank = …`: the word starts there.
+        let word_start = i == 0 || !line[i - 1].is_ascii_alphanumeric() && line[i - 1] != b'_';
+        if digits > 0 && word_start && memmem::find(&line[i..], b"rank = ").is_some() {
+            return Some(Found::Iteration(i));
+        }
+    }
+    if memmem::find(line, TRITON_KEY).is_some() || memmem::find(line, METRICS_KEY).is_some() {
+        return memchr::memchr(b'{', line).map(Found::Json);
+    }
+    startup(line)
+}
+
+/// A line of the server's own (C++ `[TensorRT-LLM][INFO]` or `[TRT-LLM] [I]`):
+/// it may state a capacity.
+#[inline(never)]
+fn startup(line: &[u8]) -> Option<Found> {
+    (memmem::find(line, b"TensorRT-LLM").is_some() || memmem::find(line, b"TRT-LLM").is_some())
+        .then_some(Found::Startup)
+}
+
+/// `MM/DD/YYYY-HH:MM:SS` (the logger's prefix) or `MM-DD-YYYY HH:MM:SS[.ffffff]`
+/// (the JSON stats' `Timestamp`) at the start of `b`.
+fn month_first_stamp(b: &[u8]) -> Option<Stamp> {
+    let b = trim(b);
+    let b = b.strip_prefix(b"[").unwrap_or(b);
+    if b.len() < 19 || !matches!(b[2], b'/' | b'-') || b[5] != b[2] || !matches!(b[10], b'-' | b' ')
+    {
+        return None;
+    }
+    let num = |i: usize, n: usize| -> Option<u32> {
+        b[i..i + n].iter().try_fold(0u32, |v, &c| {
+            c.is_ascii_digit().then(|| v * 10 + (c - b'0') as u32)
+        })
+    };
+    let (mo, d, y) = (num(0, 2)?, num(3, 2)?, num(6, 4)?);
+    let found = last_stamp(&b[11..b.len().min(40)])?;
+    let ok = (1..=12).contains(&mo) && (1..=31).contains(&d) && y >= 1970 && found.start == 0;
+    ok.then_some(Stamp {
+        year: Some(y as i32),
+        month: Some(mo),
+        day: Some(d),
+        second_of_day: found.stamp.second_of_day,
+    })
+}
+
+/// A duration part's seconds: `291.3ms`, `0.0050s`; `N/A` is none.
+fn seconds(v: &[u8]) -> Option<f64> {
+    let v = trim(v);
+    if let Some(ms) = v.strip_suffix(b"ms") {
+        float(ms).map(|x| x / 1000.0)
+    } else {
+        float(v.strip_suffix(b"s").unwrap_or(v))
+    }
+}
+
+/// An iteration line's `name = value` (or `name: value`) parts.
+type Parts<'a> = Vec<(&'a [u8], &'a [u8])>;
+
+/// The parts of an iteration line's message: `name = value` or `name: value`,
+/// split at `, ` outside the `states` dict (returned whole, braces and all).
+fn iteration_parts(msg: &[u8]) -> (Parts<'_>, Option<&[u8]>) {
+    let mut parts = Vec::new();
+    let mut states = None;
+    let mut rest = msg;
+    while !rest.is_empty() {
+        let end = if rest.starts_with(b"states = {") {
+            let close = memchr::memchr(b'}', rest).map_or(rest.len(), |c| c + 1);
+            states = Some(&rest[b"states = ".len()..close]);
+            close
+        } else {
+            memmem::find(rest, b", ").unwrap_or(rest.len())
+        };
+        let part = &rest[..end];
+        if !part.starts_with(b"states = ") {
+            let eq = memmem::find(part, b" = ").map(|i| (i, 3));
+            let colon = memmem::find(part, b": ").map(|i| (i, 2));
+            if let Some((i, n)) = match (eq, colon) {
+                (Some(a), Some(b)) => Some(if a.0 < b.0 { a } else { b }),
+                (a, b) => a.or(b),
+            } {
+                parts.push((trim(&part[..i]), trim(&part[i + n..])));
+            }
+        }
+        rest = rest[end..].strip_prefix(b", ").unwrap_or(&rest[end..]);
+        if end == 0 {
+            break;
+        }
+    }
+    (parts, states)
+}
+
+/// Reads an iteration line whose message starts at `at` into `s`: false when
+/// a part it knows cannot be read, or no batch size can be told.
+fn read_iteration(line: &[u8], at: usize, s: &mut Sample) -> bool {
+    let (parts, states) = iteration_parts(&line[at..]);
+    let mut ok = true;
+    let mut step = None;
+    let mut device_step = None;
+    let mut scheduled = None;
+    let mut rank = None;
+    for &(name, v) in &parts {
+        match name {
+            b"global_rank" => rank = uint(v),
+            b"num_scheduled_requests" => {
+                scheduled = uint32(v);
+                ok &= scheduled.is_some();
+            }
+            b"kv_cache_util" if v != b"N/A" => {
+                s.kv_usage = float(v).filter(|u| (0.0..=1.0).contains(u));
+                ok &= s.kv_usage.is_some();
+            }
+            b"num_unscheduled" => {
+                s.queued = uint32(v);
+                ok &= s.queued.is_some();
+            }
+            b"elapsed_time" | b"host_step_time" => step = seconds(v),
+            b"prev_device_step_time" => device_step = seconds(v),
+            b"timestamp" => s.stamp = last_stamp(v).map(|f| f.stamp).or(s.stamp),
+            _ => {}
+        }
+    }
+    if let Some(r) = rank {
+        s.source = SourceName::new(&format!("rank {r}"));
+    }
+    let mut ctx_requests = None;
+    let mut ctx_tokens = None;
+    let mut gen_tokens = None;
+    match states {
+        Some(st) if st.ends_with(b"}") => {
+            for (k, v) in python_pairs(st) {
+                match k {
+                    b"num_ctx_requests" => ctx_requests = uint32(v),
+                    b"num_ctx_tokens" => ctx_tokens = uint(v),
+                    b"num_generation_tokens" => gen_tokens = uint(v),
+                    _ => {}
+                }
+            }
+        }
+        // Cut inside the dict.
+        Some(_) => ok = false,
+        None => {}
+    }
+    // The step this iteration took; the device's previous step where the
+    // host's is not printed (the first iteration prints `N/A`).
+    let step = step.or(device_step).filter(|t| *t > 0.0);
+    let generating = match (scheduled, ctx_requests) {
+        (Some(n), Some(c)) => Some(n.saturating_sub(c) as f64),
+        _ => gen_tokens.map(|g| g as f64),
+    };
+    s.running = scheduled.or(match (ctx_requests, gen_tokens) {
+        (Some(c), Some(g)) => u32::try_from(g).ok().map(|g| g.saturating_add(c)),
+        _ => None,
+    });
+    if let Some(t) = step {
+        s.gen_tok_s = generating.map(|g| g / t);
+        s.input_tok_s = ctx_tokens.map(|c| c as f64 / t);
+    }
+    ok && s.running.is_some()
+}
+
+/// Looks a value up by its name at the top level or one object down (the
+/// `/metrics` object nests its batch and KV figures).
+fn json_num(v: &Value, name: &str) -> Option<f64> {
+    v.get(name).and_then(Value::as_f64).or_else(|| {
+        v.as_object()?
+            .values()
+            .filter(|x| x.is_object())
+            .find_map(|x| x.get(name).and_then(Value::as_f64))
+    })
+}
+
+fn json_u32(v: &Value, name: &str) -> Option<u32> {
+    json_num(v, name)
+        .filter(|x| *x >= 0.0 && x.fract() == 0.0)
+        .and_then(|x| u32::try_from(x as u64).ok())
+}
+
+/// The JSON object starting at `at`, unescaped when Triton printed it as a
+/// quoted string (`"{\"Active Request Count\":3,…}"`).
+fn json_object(line: &[u8], at: usize) -> Option<Value> {
+    let text = trim(&line[at..]);
+    let quoted = at > 0 && line[at - 1] == b'"';
+    if quoted {
+        let inner = text.strip_suffix(b"\"").unwrap_or(text);
+        let unescaped: Vec<u8> = {
+            let mut out = Vec::with_capacity(inner.len());
+            let mut i = 0;
+            while i < inner.len() {
+                if inner[i] == b'\\' && i + 1 < inner.len() {
+                    i += 1;
+                }
+                out.push(inner[i]);
+                i += 1;
+            }
+            out
+        };
+        serde_json::from_slice(&unescaped).ok()
+    } else {
+        serde_json::from_slice(text).ok()
+    }
+}
+
+/// Which stats object a line holds.
+#[derive(Clone, Copy, PartialEq)]
+enum Json {
+    Triton,
+    Metrics,
+}
+
+fn json_kind(v: &Value) -> Json {
+    if v.get("Active Request Count").is_some() {
+        Json::Triton
+    } else {
+        Json::Metrics
+    }
+}
+
+/// Reads a stats object into `s`: false when it holds no batch size.
+fn read_json(v: &Value, prefix: &[u8], s: &mut Sample) -> bool {
+    // The iteration's own time where the object has one (glog's is when it was printed).
+    s.stamp = v
+        .get("Timestamp")
+        .or_else(|| v.get("timestamp"))
+        .and_then(Value::as_str)
+        .and_then(|t| month_first_stamp(t.as_bytes()))
+        .or_else(|| last_stamp(prefix).map(|f| f.stamp));
+    if json_kind(v) == Json::Triton {
+        let active = json_u32(v, "Active Request Count");
+        // Older backends print no `Scheduled Requests`: the batch is its context
+        // and generation requests, or, where only the count of requests in the
+        // batch manager is printed, that count.
+        s.running = json_u32(v, "Scheduled Requests")
+            .or(
+                match (
+                    json_u32(v, "Context Requests"),
+                    json_u32(v, "Generation Requests"),
+                ) {
+                    (Some(c), Some(g)) => Some(c.saturating_add(g)),
+                    _ => None,
+                },
+            )
+            .or(active);
+        // Requests the executor holds but did not schedule this iteration.
+        s.queued = json_u32(v, "Waiting Requests").or(match (active, s.running) {
+            (Some(a), Some(r)) => Some(a.saturating_sub(r)),
+            _ => None,
+        });
+        s.swapped = json_u32(v, "Paused Requests");
+        s.kv_usage = json_num(v, "Fraction used KV cache blocks").or(
+            match (
+                json_num(v, "Used KV cache blocks"),
+                json_num(v, "Max KV cache blocks"),
+            ) {
+                (Some(u), Some(m)) if m > 0.0 => Some(u / m),
+                _ => None,
+            },
+        );
+    } else {
+        s.running = json_u32(v, "numScheduledRequests");
+        s.queued = json_u32(v, "numQueuedRequests");
+        s.swapped = json_u32(v, "numPausedRequests");
+        s.kv_usage = match (json_num(v, "usedNumBlocks"), json_num(v, "maxNumBlocks")) {
+            (Some(u), Some(m)) if m > 0.0 => Some(u / m),
+            _ => None,
+        };
+        if let Some(t) = json_num(v, "iterLatencyMS")
+            .map(|ms| ms / 1000.0)
+            .filter(|t| *t > 0.0)
+        {
+            s.gen_tok_s = json_num(v, "numGenRequests").map(|g| g / t);
+            s.input_tok_s = json_num(v, "numCtxTokens").map(|c| c / t);
+        }
+        if let Some(r) = json_num(v, "attentionDpRank") {
+            s.source = SourceName::new(&format!("rank {r}"));
+        }
+    }
+    s.kv_usage = s.kv_usage.filter(|u| (0.0..=1.0).contains(u));
+    s.running.is_some()
+}
+
+/// A stamp with a date and a fraction of a second (a whole second is too
+/// coarse to time an iteration by): its day since 1970 and second of the day,
+/// kept apart so a difference of two keeps its microseconds.
+fn fine_time(st: &Stamp) -> Option<(i64, f64)> {
+    let days = crate::time::days_from_civil(st.year?, st.month?, st.day?);
+    (st.second_of_day.fract() != 0.0).then_some((days, st.second_of_day))
+}
+
+/// Whether a line ends where a JSON record does (`}`, or `}"` when quoted).
+fn ends_object(line: &[u8]) -> bool {
+    let t = trim(line);
+    t.ends_with(b"}") || t.ends_with(b"}\"")
+}
+
+/// glog's prefix, `I1218 03:35:37.688135 `: a level letter, the month and day.
+fn glog_prefix(line: &[u8]) -> bool {
+    line.len() > 14
+        && matches!(line[0], b'I' | b'W' | b'E' | b'F')
+        && line[1..5].iter().all(u8::is_ascii_digit)
+        && line[5] == b' '
+        && line[8] == b':'
+}
+
+/// The settings a startup line states. The KV cache lines come twice in a
+/// PyTorch-backend log (for the small cache that profiles memory, then for the
+/// real one): the later ones win, as every setting does.
+fn startup_items(line: &[u8]) -> Vec<ConfigItem> {
+    let mut items = Vec::new();
+    let digits_after = |key: &[u8]| -> Option<&[u8]> {
+        let i = memmem::find(line, key)? + key.len();
+        let n = line[i..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit() || **c == b'.')
+            .count();
+        Some(line[i..i + n].strip_suffix(b".").unwrap_or(&line[i..i + n]))
+    };
+    let int = |key: &[u8]| digits_after(key).and_then(uint);
+    let real = |key: &[u8]| digits_after(key).and_then(float);
+    // `Max KV cache blocks per sequence: 65 [window size=2051], tokens per
+    // block=32, primary blocks=116617, secondary blocks=0`
+    if let (Some(b), Some(t)) = (int(b"primary blocks="), int(b"tokens per block=")) {
+        items.push(ConfigItem::KvBlocks(b));
+        items.push(ConfigItem::BlockSize(t));
+        items.push(ConfigItem::KvCapacityTokens(b * t));
+        if let Some(c) = int(b"secondary blocks=") {
+            items.push(ConfigItem::CpuKvBlocks(c));
+        }
+    }
+    // `Number of tokens per block: 32.`
+    items.extend(int(b"Number of tokens per block: ").map(ConfigItem::BlockSize));
+    // `[MemUsageChange] Allocated 14.18 GiB for max tokens in paged KV cache (116160).`
+    if memmem::find(line, b"for max tokens in paged KV cache").is_some() {
+        items.extend(real(b"Allocated ").map(ConfigItem::KvCacheGb));
+        items.extend(int(b"paged KV cache (").map(ConfigItem::KvCapacityTokens));
+    }
+    // `Peak memory during memory usage profiling …, available KV cache memory when
+    // calculating max tokens: 9.06 GiB, fraction is set 0.9, kv size is 131072`
+    items.extend(real(b"fraction is set ").map(ConfigItem::KvFreeGpuMemoryFraction));
+    // `max_seq_len=8192, max_num_requests=2048, max_num_tokens=8192` (the
+    // requests are the batch size); Triton's C++ model: `TRTGptModel maxNumSequences: 64`.
+    for key in [
+        &b"max_num_requests="[..],
+        b"max_batch_size=",
+        b"maxNumSequences: ",
+    ] {
+        if let Some(n) = int(key) {
+            items.push(ConfigItem::MaxRunningRequests(n));
+            break;
+        }
+    }
+    for key in [&b"max_num_tokens="[..], b"maxNumTokens: "] {
+        if let Some(n) = int(key) {
+            items.push(ConfigItem::MaxBatchedTokens(n));
+            break;
+        }
+    }
+    items.extend(int(b"max_seq_len=").map(ConfigItem::ContextLength));
+    items
+}
+
+impl TrtllmParser {
+    /// The stats record a line holds pushed on `out`: (full, damaged) records;
+    /// `None` for no record.
+    fn stats(
+        &mut self,
+        line: &[u8],
+        found: &Found,
+        no: u64,
+        out: &mut Vec<Record>,
+    ) -> Option<(u32, u32)> {
+        let mut s = Sample {
+            line: no,
+            kind: Some(SampleKind::Interval),
+            ..Sample::default()
+        };
+        let full = match *found {
+            Found::Iteration(at) => {
+                s.stamp = month_first_stamp(&line[..at]);
+                read_iteration(line, at, &mut s)
+            }
+            Found::Json(at) => match json_object(line, at) {
+                Some(v) => {
+                    let full = read_json(&v, &line[..at], &mut s);
+                    if json_kind(&v) == Json::Triton {
+                        self.triton_rate(&v, &mut s);
+                    }
+                    full
+                }
+                // Cut short (a pasted or hard-wrapped record): recognised, not read.
+                None => false,
+            },
+            Found::Startup => return None,
+        };
+        s.damaged = !full;
+        out.push(Record::Sample(s));
+        Some((full as u32, !full as u32))
+    }
+
+    /// Triton's backend prints every iteration's stats, timed to the
+    /// microsecond: the generation requests of one make a token each over the
+    /// time since the one before.
+    fn triton_rate(&mut self, v: &Value, s: &mut Sample) {
+        let now = json_num(v, "Iteration Counter")
+            .filter(|i| *i >= 0.0)
+            .map(|i| i as u64)
+            .zip(s.stamp.as_ref().and_then(fine_time));
+        if let (Some((i0, (d0, t0))), Some((i1, (d1, t1)))) = (self.last_triton, now) {
+            let dt = (d1 - d0) as f64 * 86_400.0 + (t1 - t0);
+            if i1 > i0 && dt > 0.0 && dt < 60.0 {
+                s.gen_tok_s = json_num(v, "Generation Requests").map(|g| g * (i1 - i0) as f64 / dt);
+            }
+        }
+        self.last_triton = now;
+    }
+}
+
+impl LineParser for TrtllmParser {
+    fn engine(&self) -> Engine {
+        Engine::Trtllm
+    }
+
+    fn parse(&mut self, line: &[u8], no: u64, last_chance: bool, out: &mut Vec<Record>) -> Outcome {
+        let Some(found) = find(line) else {
+            return Outcome::NotMine;
+        };
+        if let Found::Json(at) = found {
+            // Hard-wrapped by a terminal: joined with the lines after it, which
+            // do not start like records.
+            if !last_chance && json_object(line, at).is_none() && !ends_object(line) {
+                return Outcome::Incomplete;
+            }
+        }
+        if let Some((full, damaged)) = self.stats(line, &found, no, out) {
+            return Outcome::Stats { full, damaged };
+        }
+        let items = startup_items(line);
+        if items.is_empty() {
+            return Outcome::NotMine;
+        }
+        out.push(Record::Config { line: no, items });
+        Outcome::Other("startup")
+    }
+
+    fn read_ahead(&mut self, line: &[u8], out: &mut Vec<Record>) -> Option<Ahead> {
+        match find(line) {
+            // A stats line holds no state: read as `parse` reads it.
+            // A JSON record that does not read may be wrapped: joined in order.
+            // Triton's records are timed against the one before: in order too.
+            Some(Found::Json(at))
+                if json_object(line, at).is_none_or(|v| json_kind(&v) == Json::Triton) =>
+            {
+                None
+            }
+            Some(found @ (Found::Iteration(_) | Found::Json(_))) => {
+                let (full, damaged) = self.stats(line, &found, 0, out)?;
+                Some(Ahead::Stats { full, damaged })
+            }
+            // Settings are taken in log order (a restart starts a run).
+            Some(Found::Startup) => None,
+            None => Some(Ahead::NotMine),
+        }
+    }
+
+    fn starts_record(&self, line: &[u8]) -> bool {
+        glog_prefix(line) || super::prefix::starts_like_record(line)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ONE_FULL: Outcome = Outcome::Stats {
+        full: 1,
+        damaged: 0,
+    };
+
+    fn read_with(p: &mut TrtllmParser, line: &str, last_chance: bool) -> (Outcome, Option<Sample>) {
+        let mut out = Vec::new();
+        let o = p.parse(line.as_bytes(), 3, last_chance, &mut out);
+        let s = out.into_iter().find_map(|r| match r {
+            Record::Sample(s) => Some(s),
+            _ => None,
+        });
+        (o, s)
+    }
+
+    fn read(line: &str) -> (Outcome, Option<Sample>) {
+        read_with(&mut TrtllmParser::default(), line, true)
+    }
+
+    fn close(a: Option<f64>, b: f64) -> bool {
+        a.is_some_and(|a| (a - b).abs() < 1e-6 * b.abs().max(1.0))
+    }
+
+    #[test]
+    fn reads_the_iteration_line_with_elapsed_time() {
+        // Verbatim from NVIDIA/TensorRT-LLM PR #3914.
+        let (o, s) = read("[04/28/2025-09:56:44] [TRT-LLM] [I] iter = 198, global_rank = 0, rank = 0, currank_total_requests = 0/0, elapsed_time = 0.005060911178588867s, timestamp = 2025-04-28 09:56:44, num_scheduled_requests: 10, states = {'num_ctx_requests': 0, 'num_ctx_tokens': 0, 'num_generation_tokens': 16}");
+        assert_eq!(o, ONE_FULL);
+        let s = s.unwrap();
+        assert_eq!(s.running, Some(10));
+        // Ten generation requests make a token each over the step (the 16 tokens hold padding or drafts).
+        assert!(close(s.gen_tok_s, 10.0 / 0.005060911178588867));
+        assert_eq!(s.input_tok_s, Some(0.0));
+        assert_eq!(s.queued, None);
+        assert_eq!(s.source.as_str(), "rank 0");
+        let st = s.stamp.unwrap();
+        assert_eq!((st.year, st.month, st.day), (Some(2025), Some(4), Some(28)));
+        assert_eq!(st.second_of_day, (9 * 3600 + 56 * 60 + 44) as f64);
+    }
+
+    #[test]
+    fn reads_the_2026_line_with_its_utilisation_and_queue() {
+        let (o, s) = read("[08/04/2026-19:08:13] [TRT-LLM] [I] iter = 5120, global_rank = 0, rank = 0, num_scheduled_requests = 62, kv_cache_util = 0.014, currank_total_requests = 128/1024, host_step_time = 291.3ms, prev_device_step_time = 289.8ms, timestamp = 2026-08-04 19:08:13, states = {'num_ctx_requests': 2, 'num_ctx_tokens': 4096, 'num_generation_tokens': 248}, num_active = 70, num_fetched = 0, num_dummy = 0, num_unscheduled = 8");
+        assert_eq!(o, ONE_FULL);
+        let s = s.unwrap();
+        assert_eq!((s.running, s.queued), (Some(62), Some(8)));
+        assert_eq!(s.kv_usage, Some(0.014));
+        assert!(close(s.gen_tok_s, 60.0 / 0.2913));
+        assert!(close(s.input_tok_s, 4096.0 / 0.2913));
+        assert_eq!(s.kind, Some(SampleKind::Interval));
+    }
+
+    #[test]
+    fn reads_a_ranked_prefix_the_adp_fields_and_a_first_iteration() {
+        // `[RANK n]` after the logger's name; ADP's dummy counts; `N/A` times on
+        // the first iteration: running is read, no rate is made up.
+        let (o, s) = read("[12/04/2025-18:38:28] [TRT-LLM] [RANK 3] [I] iter = 0, global_rank = 3, rank = 3, num_scheduled_requests = 4, adp_dummy_ctx_tokens = 0, adp_dummy_gen_tokens = 0, kv_cache_util = N/A, currank_total_requests = 4/16, host_step_time = N/A, prev_device_step_time = N/A, timestamp = 2025-12-04 18:38:28, states = {'num_ctx_requests': 4, 'num_ctx_tokens': 8192, 'num_generation_tokens': 0, 'cached_kv_tokens': 0}");
+        assert_eq!(o, ONE_FULL);
+        let s = s.unwrap();
+        assert_eq!(s.running, Some(4));
+        assert_eq!((s.kv_usage, s.gen_tok_s, s.input_tok_s), (None, None, None));
+        assert_eq!(s.source.as_str(), "rank 3");
+    }
+
+    #[test]
+    fn a_line_cut_inside_its_states_is_damaged() {
+        let (o, s) = read("[04/28/2025-09:56:44] [TRT-LLM] [I] iter = 198, global_rank = 0, rank = 0, currank_total_requests = 0/0, elapsed_time = 0.005s, timestamp = 2025-04-28 09:56:44, num_scheduled_requests: 10, states = {'num_ctx_requests': 0, 'num_ctx_to");
+        assert_eq!(
+            o,
+            Outcome::Stats {
+                full: 0,
+                damaged: 1
+            }
+        );
+        assert!(s.unwrap().damaged);
+    }
+
+    #[test]
+    fn reads_triton_stats_bare_and_quoted_and_times_iterations() {
+        // Verbatim from triton-inference-server/tensorrtllm_backend #217 (joined).
+        let (o, s) = read(
+            r#"I1218 03:35:37.688135 20559 libtensorrtllm.cc:1205] {"Active Request Count":1,"Context Requests":1,"Free KV cache blocks":480,"Generation Requests":0,"Iteration Counter":0,"Max KV cache blocks":513,"Max Request Count":64,"MicroBatch ID":0,"Runtime CPU Memory Usage":156,"Runtime GPU Memory Usage":3648012,"Runtime Pinned Memory Usage":16,"Scheduled Requests":1,"Timestamp":"12-18-2023 03:35:37","Tokens per KV cache block":64,"Total Context Tokens":2048,"Used KV cache blocks":1}"#,
+        );
+        assert_eq!(o, ONE_FULL);
+        let s = s.unwrap();
+        assert_eq!((s.running, s.queued), (Some(1), Some(0)));
+        assert!(close(s.kv_usage, 1.0 / 513.0));
+        assert_eq!(s.stamp.unwrap().year, Some(2023));
+        // Triton 24 quotes and escapes the record; each iteration's is printed,
+        // timed to the microsecond: the generation rate is measured between two.
+        let mut p = TrtllmParser::default();
+        let line = |it: u32, t: &str| {
+            format!(
+                r#"I0410 16:58:09.101112 1 model_instance_state.cc:1510] "{{\"Active Request Count\":12,\"Iteration Counter\":{it},\"Timestamp\":\"04-10-2026 16:58:{t}\",\"Context Requests\":0,\"Generation Requests\":10,\"Scheduled Requests\":10,\"Waiting Requests\":2,\"Paused Requests\":1,\"Fraction used KV cache blocks\":0.133926}}""#
+            )
+        };
+        let (o, first) = read_with(&mut p, &line(41, "09.050000"), false);
+        assert_eq!(o, ONE_FULL);
+        let first = first.unwrap();
+        assert_eq!(
+            (first.running, first.queued, first.swapped),
+            (Some(10), Some(2), Some(1))
+        );
+        assert_eq!(first.kv_usage, Some(0.133926));
+        assert_eq!(first.gen_tok_s, None);
+        let (_, next) = read_with(&mut p, &line(42, "09.075000"), false);
+        let next = next.unwrap();
+        assert!(close(next.gen_tok_s, 10.0 / 0.025), "{next:?}");
+        // Left to `parse`: the rate needs the record before.
+        assert_eq!(
+            TrtllmParser::default().read_ahead(line(43, "09.1").as_bytes(), &mut Vec::new()),
+            None
+        );
+    }
+
+    #[test]
+    fn a_wrapped_record_waits_for_its_tail_and_glog_lines_start_records() {
+        let mut p = TrtllmParser::default();
+        let head = r#"I1218 03:35:37.688135 20559 libtensorrtllm.cc:1205] {"Active Request Count":1,"Context Requests":1,"Free KV cache "#;
+        assert_eq!(read_with(&mut p, head, false).0, Outcome::Incomplete);
+        assert!(p.starts_record(head.as_bytes()));
+        assert!(!p.starts_record(br#"blocks":480,"Generation Requests":0"#));
+        // Nothing follows: read as damaged.
+        let (o, _) = read_with(&mut p, head, true);
+        assert_eq!(
+            o,
+            Outcome::Stats {
+                full: 0,
+                damaged: 1
+            }
+        );
+    }
+
+    #[test]
+    fn reads_the_metrics_object() {
+        let (o, s) = read(
+            r#"{"cpuMemUsage":0,"gpuMemUsage":25330607135,"inflightBatchingStats":{"avgNumDecodedTokensPerIter":0.0,"microBatchId":0,"numContextRequests":2,"numCtxTokens":4000,"numGenRequests":30,"numPausedRequests":0,"numScheduledRequests":32},"iter":812,"iterLatencyMS":40.0,"kvCacheStats":{"freeNumBlocks":1745,"maxNumBlocks":7240,"tokensPerBlock":64,"usedNumBlocks":5495},"maxNumActiveRequests":64,"numActiveRequests":32,"numQueuedRequests":7,"timestamp":"04-15-2025 12:34:56.123456"}"#,
+        );
+        assert_eq!(o, ONE_FULL);
+        let s = s.unwrap();
+        assert_eq!(
+            (s.running, s.queued, s.swapped),
+            (Some(32), Some(7), Some(0))
+        );
+        assert!(close(s.kv_usage, 5495.0 / 7240.0));
+        assert!(close(s.gen_tok_s, 30.0 / 0.04));
+        assert!(close(s.input_tok_s, 4000.0 / 0.04));
+        assert!(
+            (s.stamp.unwrap().second_of_day - (12.0 * 3600.0 + 34.0 * 60.0 + 56.123456)).abs()
+                < 1e-6
+        );
+    }
+
+    #[test]
+    fn reads_capacities_from_startup_lines() {
+        let items = |line: &str| -> Vec<ConfigItem> {
+            let mut out = Vec::new();
+            let o = TrtllmParser::default().parse(line.as_bytes(), 1, true, &mut out);
+            match out.pop() {
+                Some(Record::Config { items, .. }) => {
+                    assert_eq!(o, Outcome::Other("startup"));
+                    items
+                }
+                _ => Vec::new(),
+            }
+        };
+        let kv = items("[TensorRT-LLM][INFO] Max KV cache blocks per sequence: 65 [window size=2051], tokens per block=32, primary blocks=116617, secondary blocks=0");
+        assert!(
+            kv.contains(&ConfigItem::KvCapacityTokens(116617 * 32)),
+            "{kv:?}"
+        );
+        assert!(kv.contains(&ConfigItem::BlockSize(32)));
+        let mem = items("[TensorRT-LLM][INFO] [MemUsageChange] Allocated 14.18 GiB for max tokens in paged KV cache (116160).");
+        assert_eq!(
+            mem,
+            vec![
+                ConfigItem::KvCacheGb(14.18),
+                ConfigItem::KvCapacityTokens(116160)
+            ]
+        );
+        let exec = items("[08/04/2026-19:00:00] [TRT-LLM] [I] max_seq_len=8192, max_num_requests=256, max_num_tokens=8192");
+        for want in [
+            ConfigItem::MaxRunningRequests(256),
+            ConfigItem::MaxBatchedTokens(8192),
+            ConfigItem::ContextLength(8192),
+        ] {
+            assert!(exec.contains(&want), "{want:?} in {exec:?}");
+        }
+        let peak = items("[08/04/2026-19:00:00] [TRT-LLM] [I] Peak memory during memory usage profiling (torch + non-torch): 20.51 GiB, available KV cache memory when calculating max tokens: 9.06 GiB, fraction is set 0.85, kv size is 131072");
+        assert!(
+            peak.contains(&ConfigItem::KvFreeGpuMemoryFraction(0.85)),
+            "{peak:?}"
+        );
+        let triton = items(
+            r#"I0410 16:57:40.101112 1 model_instance_state.cc:310] "[TensorRT-LLM][INFO] TRTGptModel maxNumSequences: 64""#,
+        );
+        assert_eq!(triton, vec![ConfigItem::MaxRunningRequests(64)]);
+        // A line of the server's that states no capacity is not claimed.
+        let mut out = Vec::new();
+        let o = TrtllmParser::default().parse(
+            b"[TensorRT-LLM][INFO] Loaded engine size: 12 MiB",
+            1,
+            true,
+            &mut out,
+        );
+        assert_eq!((o, out.len()), (Outcome::NotMine, 0));
+    }
+
+    #[test]
+    fn other_servers_lines_are_not_claimed() {
+        for line in [
+            "[2026-02-24 10:55:32 TP0] Decode batch, #running-req: 56, #token: 81290, token usage: 0.70, cuda graph: True, gen throughput (token/s): 888.95, #queue-req: 94",
+            "INFO 01-22 18:27:20 metrics.py:449] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 41.7 tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 2.0%, CPU KV cache usage: 0.0%.",
+            "[2026-02-24 10:55:32] INFO:     127.0.0.1:30819 - \"POST /generate HTTP/1.1\" 200 OK",
+            "for i in range(10): iter = i, rank = 0",
+            r#"{"log":"hello","stream":"stdout"}"#,
+        ] {
+            assert_eq!(read(line).0, Outcome::NotMine, "{line}");
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! TensorRT-LLM's stats (three real pastes, the rest written from its format
+//! strings by `tests/fixtures/trtllm/synthetic.py`): read as TensorRT-LLM's in
+//! each of the shapes its servers print, judged as any engine's, and answered
+//! with its own flags.
+
+mod common;
+
+use batchlens_core::diagnose::Kind;
+use batchlens_core::Report;
+
+fn report(name: &str) -> Report {
+    common::analyze(&common::fixture(&format!("trtllm/{name}.log")))
+}
+
+fn flags(r: &Report) -> Vec<String> {
+    assert!(r.diagnosis.is_some(), "no diagnosis");
+    common::all_actions(r).map(|a| a.flag.clone()).collect()
+}
+
+/// A stats record of any shape: the iteration log's, Triton's, `/metrics`'.
+fn is_stats_line(l: &str) -> bool {
+    (l.contains("iter = ") && l.contains("states = {"))
+        || l.contains("Active Request Count")
+        || l.contains("\"iterLatencyMS\"")
+}
+
+#[test]
+fn every_stats_record_is_read_as_tensorrt_llms() {
+    for (name, bytes) in common::fixtures_in("trtllm") {
+        let r = common::analyze(&bytes);
+        let text = String::from_utf8_lossy(&bytes);
+        let records = text.lines().filter(|l| is_stats_line(l)).count() as u64;
+        assert!(records > 0, "{name}");
+        assert_eq!(r.engine, "trtllm", "{name}");
+        assert_eq!(r.input.stat_lines, records, "{name}");
+        assert_eq!(r.input.damaged_stat_lines, 0, "{name}");
+        // The server is read, so it is no other server.
+        assert!(r.input.other_server.is_none(), "{name}");
+    }
+}
+
+#[test]
+fn the_real_pastes_are_read() {
+    // `/metrics` iteration 0: one 16,000-token context request, 7 queued, 5495 of 7240 blocks.
+    let r = report("trtllm_01_executor-iteration-stats-json");
+    let s = &r.summary;
+    assert_eq!(s.running_requests.as_ref().map(|d| d.mean), Some(1.0));
+    assert_eq!(s.queued_requests.as_ref().map(|d| d.mean), Some(7.0));
+    let kv = s.kv_usage.as_ref().map(|d| d.mean).unwrap();
+    assert!((kv - 5495.0 / 7240.0).abs() < 1e-3, "{kv}");
+    // Triton's record hard-wrapped over five lines: joined, then read.
+    let r = report("trtllm_02_triton-backend-glog-json-wrapped");
+    assert_eq!(r.input.joined_wrapped_lines, 4);
+    assert_eq!(r.input.stat_lines, 1);
+    let s = &r.summary;
+    assert_eq!(s.running_requests.as_ref().map(|d| d.mean), Some(1.0));
+    let kv = s.kv_usage.as_ref().map(|d| d.mean).unwrap();
+    assert!((kv - 1.0 / 513.0).abs() < 1e-3, "{kv}");
+    // The earliest Triton record has only its active count.
+    let r = report("trtllm_04_triton-iteration-counter");
+    let s = &r.summary;
+    assert_eq!(s.running_requests.as_ref().map(|d| d.mean), Some(1.0));
+}
+
+#[test]
+fn a_pool_full_of_reservations_is_kv_bound_with_tensorrt_llm_remedies() {
+    let r = report("synthetic_serve-kv-reserved-queue");
+    assert_eq!(r.config.kv_capacity_tokens, Some(116_160));
+    assert_eq!(r.config.max_running_requests, Some(2048));
+    let d = r.diagnosis.as_ref().unwrap();
+    assert_eq!(d.primary.kind, Kind::KvCacheCapacity);
+    // The pool is ~60 % used: reservations, not tokens, fill it.
+    let kv = d.facts.kv_usage.unwrap();
+    assert!((0.5..0.75).contains(&kv), "{kv}");
+    assert!(
+        d.primary
+            .evidence
+            .iter()
+            .any(|e| e.statement.contains("GUARANTEED_NO_EVICT")),
+        "{:?}",
+        d.primary.evidence
+    );
+    let ids: Vec<&str> = d.primary.actions.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(
+        ids[..2],
+        ["max_tokens", "capacity_scheduler_policy"],
+        "{ids:?}"
+    );
+    let f = flags(&r).join(" | ");
+    for want in [
+        "--kv_cache_free_gpu_memory_fraction 0.95",
+        "kv_cache_config.dtype: fp8",
+        "--tp_size 2",
+    ] {
+        assert!(f.contains(want), "{want} in {f}");
+    }
+    // Generated tokens: ~90 requests, one token each per ~41 ms step.
+    let g = d.facts.server_gen_tok_s.unwrap();
+    assert!((1800.0..2600.0).contains(&g), "{g}");
+    // The client is told what the pool admits: the running count, not what
+    // the used share of the pool would suggest.
+    let client = d
+        .primary
+        .actions
+        .iter()
+        .find(|a| a.id == "client_concurrency")
+        .expect("client advice");
+    let run = d.facts.running_requests.unwrap();
+    assert!(
+        client.flag.contains(&format!("~{}", (run * 1.1).round())),
+        "{}",
+        client.flag
+    );
+}
+
+#[test]
+fn a_log_without_a_waiting_count_is_not_said_to_have_none_waiting() {
+    let r = report("synthetic_serve-client-8-in-flight");
+    let d = r.diagnosis.as_ref().unwrap();
+    assert_eq!(d.primary.kind, Kind::ClientUnderload);
+    assert!(d.primary.confidence <= 0.55, "{}", d.primary.confidence);
+    assert!(
+        d.primary.headline.contains("does not say how many wait"),
+        "{}",
+        d.primary.headline
+    );
+    let text = serde_json::to_string(&d.primary).unwrap();
+    assert!(!text.contains("while 0 wait"), "{text}");
+    assert_eq!(r.summary.queued_requests, None);
+    // 8 requests, one token each per ~18.6 ms step.
+    let g = d.facts.server_gen_tok_s.unwrap();
+    assert!((380.0..480.0).contains(&g), "{g}");
+}
+
+#[test]
+fn a_batch_at_triton_s_cap_is_cap_bound_with_a_measured_rate() {
+    let r = report("synthetic_triton-batch-cap-64");
+    assert_eq!(r.config.max_running_requests, Some(64));
+    let d = r.diagnosis.as_ref().unwrap();
+    assert_eq!(d.primary.kind, Kind::RunningRequestLimit);
+    assert_eq!(d.primary.actions[0].flag, "--max_batch_size 128");
+    // Triton prints no rate: it is measured between iterations' timestamps,
+    // 64 requests one token each per ~38 ms step.
+    let g = d.facts.server_gen_tok_s.unwrap();
+    assert!((1400.0..2000.0).contains(&g), "{g}");
+}
+
+#[test]
+fn tensorrt_llm_advice_names_no_other_engines_flag() {
+    for (name, bytes) in common::fixtures_in("trtllm") {
+        let r = common::analyze(&bytes);
+        for f in flags(&r) {
+            for other in [
+                "--gpu-memory-utilization",
+                "--max-num-seqs",
+                "--kv-cache-dtype",
+                "--tensor-parallel-size",
+                "--mem-fraction-static",
+                "--enable-prefix-caching",
+                "vllm",
+            ] {
+                assert!(!f.contains(other), "{name}: {f}");
+            }
+        }
+    }
+}
