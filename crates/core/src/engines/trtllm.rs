@@ -453,7 +453,7 @@ impl TrtllmParser {
                 Some(v) => {
                     let full = read_json(&v, &line[..at], &mut s);
                     if json_kind(&v) == Json::Triton {
-                        self.triton_rate(&v, &mut s);
+                        self.triton_rate(&v, &line[..at], &mut s);
                     }
                     full
                 }
@@ -469,12 +469,25 @@ impl TrtllmParser {
 
     /// Triton's backend prints every iteration's stats, timed to the
     /// microsecond: the generation requests of one make a token each over the
-    /// time since the one before.
-    fn triton_rate(&mut self, v: &Value, s: &mut Sample) {
+    /// time since the one before. Older backends print whole seconds and only
+    /// the latest iteration at each poll: glog's time of the poll (`prefix`)
+    /// then times the iterations between two.
+    fn triton_rate(&mut self, v: &Value, prefix: &[u8], s: &mut Sample) {
+        let time = s.stamp.as_ref().and_then(|st| {
+            fine_time(st).or_else(|| {
+                let polled = last_stamp(prefix)?.stamp;
+                fine_time(&Stamp {
+                    second_of_day: polled.second_of_day,
+                    ..*st
+                })
+                // Printed within a second of the iteration (a poll is every 100 ms).
+                .filter(|_| (polled.second_of_day - st.second_of_day).abs() < 2.0)
+            })
+        });
         let now = json_num(v, "Iteration Counter")
             .filter(|i| *i >= 0.0)
             .map(|i| i as u64)
-            .zip(s.stamp.as_ref().and_then(fine_time));
+            .zip(time);
         if let (Some((i0, (d0, t0))), Some((i1, (d1, t1)))) = (self.last_triton, now) {
             let dt = (d1 - d0) as f64 * 86_400.0 + (t1 - t0);
             if i1 > i0 && dt > 0.0 && dt < 60.0 {
@@ -649,6 +662,17 @@ mod tests {
         let (_, next) = read_with(&mut p, &line(42, "09.075000"), false);
         let next = next.unwrap();
         assert!(close(next.gen_tok_s, 10.0 / 0.025), "{next:?}");
+        // Whole-second timestamps (older backends, the latest iteration per
+        // poll): glog's microseconds time the iterations between two polls.
+        let mut p = TrtllmParser::default();
+        let polled = |it: u32, glog: &str| {
+            format!(
+                r#"I0410 16:58:{glog} 1 libtensorrtllm.cc:1205] {{"Active Request Count":10,"Iteration Counter":{it},"Timestamp":"04-10-2026 16:58:09","Generation Requests":10,"Scheduled Requests":10}}"#
+            )
+        };
+        read_with(&mut p, &polled(100, "09.100000"), false);
+        let (_, s) = read_with(&mut p, &polled(104, "09.200000"), false);
+        assert!(close(s.unwrap().gen_tok_s, 10.0 * 4.0 / 0.1));
         // Left to `parse`: the rate needs the record before.
         assert_eq!(
             TrtllmParser::default().read_ahead(line(43, "09.1").as_bytes(), &mut Vec::new()),
