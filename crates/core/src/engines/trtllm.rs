@@ -406,26 +406,22 @@ fn startup_items(line: &[u8]) -> Vec<ConfigItem> {
     }
     // `Peak memory during memory usage profiling …, available KV cache memory when
     // calculating max tokens: 9.06 GiB, fraction is set 0.9, kv size is 131072`
-    items.extend(real(b"fraction is set ").map(ConfigItem::KvFreeGpuMemoryFraction));
-    // `max_seq_len=8192, max_num_requests=2048, max_num_tokens=8192` (the
-    // requests are the batch size); Triton's C++ model: `TRTGptModel maxNumSequences: 64`.
-    for key in [
-        &b"max_num_requests="[..],
-        b"max_batch_size=",
-        b"maxNumSequences: ",
-    ] {
-        if let Some(n) = int(key) {
-            items.push(ConfigItem::MaxRunningRequests(n));
-            break;
-        }
+    if memmem::find(line, b"available KV cache memory").is_some() {
+        items.extend(real(b"fraction is set ").map(ConfigItem::KvFreeGpuMemoryFraction));
     }
-    for key in [&b"max_num_tokens="[..], b"maxNumTokens: "] {
-        if let Some(n) = int(key) {
-            items.push(ConfigItem::MaxBatchedTokens(n));
-            break;
-        }
+    // The executor's settings, `max_seq_len=8192, max_num_requests=2048,
+    // max_num_tokens=8192` (the requests are the batch size), and Triton's C++
+    // model's, `TRTGptModel maxNumSequences: 64`. Only those whole lines: a
+    // warning that quotes a setting while serving is no restart.
+    if memmem::find(line, b"max_seq_len=").is_some()
+        && memmem::find(line, b"max_num_tokens=").is_some()
+    {
+        items.extend(int(b"max_num_requests=").map(ConfigItem::MaxRunningRequests));
+        items.extend(int(b"max_num_tokens=").map(ConfigItem::MaxBatchedTokens));
+        items.extend(int(b"max_seq_len=").map(ConfigItem::ContextLength));
     }
-    items.extend(int(b"max_seq_len=").map(ConfigItem::ContextLength));
+    items.extend(int(b"TRTGptModel maxNumSequences: ").map(ConfigItem::MaxRunningRequests));
+    items.extend(int(b"TRTGptModel maxNumTokens: ").map(ConfigItem::MaxBatchedTokens));
     items
 }
 
@@ -731,6 +727,12 @@ mod tests {
                 _ => Vec::new(),
             }
         };
+        // A warning while serving that quotes a setting states none (a config
+        // record after stats lines would be read as a restart).
+        assert!(items("[08/04/2026-19:30:00] [TRT-LLM] [W] Prompt of 9000 tokens exceeds max_seq_len=8192, rejected").is_empty());
+        assert!(
+            items("[08/04/2026-19:30:00] [TRT-LLM] [W] fraction is set 0.5 by the user").is_empty()
+        );
         let kv = items("[TensorRT-LLM][INFO] Max KV cache blocks per sequence: 65 [window size=2051], tokens per block=32, primary blocks=116617, secondary blocks=0");
         assert!(
             kv.contains(&ConfigItem::KvCapacityTokens(116617 * 32)),
