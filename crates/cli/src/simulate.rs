@@ -58,6 +58,8 @@ enum EngineArg {
     Vllm,
     /// vLLM V0.
     VllmV0,
+    /// TensorRT-LLM (`trtllm-serve`, iteration log).
+    Trtllm,
 }
 
 fn parse_preset(s: &str) -> Result<String, String> {
@@ -98,6 +100,7 @@ fn config(args: &SimulateArgs) -> Result<SimConfig, Failure> {
             EngineArg::Sglang => SimEngine::Sglang,
             EngineArg::Vllm => SimEngine::VllmV1,
             EngineArg::VllmV0 => SimEngine::VllmV0,
+            EngineArg::Trtllm => SimEngine::Trtllm,
         };
     }
     if let Some(s) = args.seed {

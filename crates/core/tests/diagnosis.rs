@@ -100,6 +100,65 @@ fn decode_saturated_run_is_diagnosed_as_decode_saturated() {
     assert_eq!(primary(&r), Kind::DecodeSaturated);
 }
 
+/// The same scenarios on TensorRT-LLM's scheduler and iteration log: each is
+/// named for what binds, with TensorRT-LLM's flags. Its default policy reserves
+/// every request's prompt and all of its max_new_tokens, so the KV-bound run
+/// binds with the pool half used: the reservation, not the usage, is what the
+/// verdict rests on.
+#[test]
+fn tensorrt_llm_runs_are_named_for_what_binds() {
+    let trt = |name: &str| {
+        run(&SimConfig {
+            engine: Engine::Trtllm,
+            ..SimConfig::preset(name).unwrap()
+        })
+    };
+    let (r, truth) = trt("kv_bound");
+    assert_eq!(r.engine, "trtllm");
+    assert_eq!(primary(&r), Kind::KvCacheCapacity);
+    let f = &r.diagnosis.as_ref().unwrap().facts;
+    assert!(f.kv_usage.unwrap() < 0.6, "{:?}", f.kv_usage);
+    let gen = f.server_gen_tok_s.unwrap();
+    assert!(
+        (gen / truth.steady_gen_tok_s - 1.0).abs() < 0.10,
+        "gen {gen} vs {}",
+        truth.steady_gen_tok_s
+    );
+    let ids: Vec<String> = r
+        .diagnosis
+        .as_ref()
+        .unwrap()
+        .primary
+        .actions
+        .iter()
+        .map(|a| a.id.clone())
+        .collect();
+    assert_eq!(
+        ids[..2],
+        ["max_tokens", "capacity_scheduler_policy"],
+        "{ids:?}"
+    );
+    let (r, _) = trt("running_cap");
+    assert_eq!(primary(&r), Kind::RunningRequestLimit);
+    assert!(
+        flags(&r)[0].starts_with("--max_batch_size "),
+        "{:?}",
+        flags(&r)
+    );
+    let (r, _) = trt("client_underload");
+    assert_eq!(primary(&r), Kind::ClientUnderload);
+    // Long prompts fill the iterations' prompt budget: prefill, not reservations.
+    let (r, _) = trt("prefill_heavy");
+    assert_eq!(primary(&r), Kind::PrefillHeavy);
+    assert!(
+        flags(&r)[0].starts_with("--max_num_tokens "),
+        "{:?}",
+        flags(&r)
+    );
+    let (r, _) = trt("decode_saturated");
+    assert_eq!(primary(&r), Kind::DecodeSaturated);
+}
+
 /// The seed story, with the exact figures of the brief: a startup line, then
 /// hours of `#running-req: ~56 … #queue-req: ~94` at ~885 tok/s.
 fn seed_story_log() -> String {
@@ -804,7 +863,13 @@ fn conservativeness_advice(r: &Report) -> Vec<f64> {
 
 /// Reports of the bundled examples, every SGLang and vLLM fixture, and simulated
 /// runs of each preset on each engine.
-fn advice_reports() -> Vec<(String, Report)> {
+/// Built once for the tests that sweep them (the simulated runs take the time).
+fn advice_reports() -> &'static [(String, Report)] {
+    static REPORTS: std::sync::OnceLock<Vec<(String, Report)>> = std::sync::OnceLock::new();
+    REPORTS.get_or_init(build_advice_reports)
+}
+
+fn build_advice_reports() -> Vec<(String, Report)> {
     let mut reports: Vec<(String, Report)> = common::example_logs()
         .into_iter()
         .chain(common::fixtures_in("sglang"))
@@ -814,7 +879,7 @@ fn advice_reports() -> Vec<(String, Report)> {
         .map(|(name, bytes)| (name, common::analyze(&bytes)))
         .collect();
     for name in ["kv_bound", "running_cap", "retraction", "client_underload"] {
-        for engine in [Engine::Sglang, Engine::VllmV1] {
+        for engine in [Engine::Sglang, Engine::VllmV1, Engine::Trtllm] {
             for seed in [3, 11] {
                 let cfg = SimConfig {
                     seed,
@@ -837,7 +902,7 @@ fn advice_reports() -> Vec<(String, Report)> {
 #[test]
 fn conservativeness_is_never_advised_both_ways() {
     for (name, r) in advice_reports() {
-        let advice = conservativeness_advice(&r);
+        let advice = conservativeness_advice(r);
         let cur = r.config.schedule_conservativeness.unwrap_or(1.0);
         let lower = advice.iter().any(|&v| v < cur);
         let raise = advice.iter().any(|&v| v > cur);
@@ -855,7 +920,7 @@ fn conservativeness_is_never_advised_both_ways() {
 fn no_flag_is_advised_with_two_values() {
     for (name, r) in advice_reports() {
         let mut seen: std::collections::BTreeMap<String, String> = Default::default();
-        for a in common::all_actions(&r) {
+        for a in common::all_actions(r) {
             // `--flag value` and `client: keep ~N …`: the flag, then its value.
             let (flag, value) = match a.flag.strip_prefix("client: keep ~") {
                 Some(rest) => ("client", rest.split(' ').next().unwrap_or("")),

@@ -15,6 +15,10 @@ pub enum Engine {
     VllmV1,
     /// vLLM V0 engine (`metrics.py` stats every 5 s, preemption WARNING every 50th).
     VllmV0,
+    /// TensorRT-LLM `trtllm-serve` (PyTorch backend): paged blocks, admission under the
+    /// default GUARANTEED_NO_EVICT policy, and its iteration log (`print_iter_log`), a line
+    /// each iteration.
+    Trtllm,
 }
 
 /// A token-length distribution. Samples are deterministic for a seed.

@@ -148,7 +148,7 @@ impl Shared<'_> {
         let b = match self.cfg.engine {
             Engine::Sglang => self.out.sgl(t, ""),
             Engine::VllmV1 => self.out.bare("APIServer", self.cfg.api_pid),
-            Engine::VllmV0 => self.out.bare("", 0),
+            Engine::VllmV0 | Engine::Trtllm => self.out.bare("", 0),
         };
         let _ = write!(
             b,
@@ -236,7 +236,7 @@ pub fn simulate(cfg: &SimConfig, emit: &mut dyn FnMut(&str)) -> SimOutcome {
     };
     match cfg.engine {
         Engine::Sglang => sglang::run(&mut sh, cap),
-        Engine::VllmV1 | Engine::VllmV0 => vllm::run(&mut sh, cap),
+        Engine::VllmV1 | Engine::VllmV0 | Engine::Trtllm => vllm::run(&mut sh, cap),
     }
     if cfg.bench_summary {
         bench_summary(&mut sh);
@@ -248,7 +248,7 @@ pub fn simulate(cfg: &SimConfig, emit: &mut dyn FnMut(&str)) -> SimOutcome {
 pub(crate) fn effective_capacity(cfg: &SimConfig) -> u64 {
     match cfg.engine {
         Engine::Sglang => cfg.kv_capacity_tokens.max(16),
-        Engine::VllmV1 | Engine::VllmV0 => {
+        Engine::VllmV1 | Engine::VllmV0 | Engine::Trtllm => {
             let bs = cfg.block_size.max(1) as u64;
             (cfg.kv_capacity_tokens / bs).max(4) * bs
         }
@@ -382,6 +382,7 @@ fn bench_summary(sh: &mut Shared) {
     };
     let backend = match cfg.engine {
         Engine::Sglang => "sglang-oai-chat",
+        Engine::Trtllm => "openai-chat",
         _ => "vllm",
     };
     let mut rows: Vec<String> = Vec::new();

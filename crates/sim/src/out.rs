@@ -98,6 +98,28 @@ impl<'a> Out<'a> {
         &mut self.buf
     }
 
+    /// Clears the buffer and writes TensorRT-LLM's Python logger prefix,
+    /// `[MM/DD/YYYY-HH:MM:SS] [TRT-LLM] [I] `.
+    pub(crate) fn trtllm(&mut self, t: f64) -> &mut String {
+        self.buf.clear();
+        let (ts, _) = self.clock.at(t);
+        // `YYYY-MM-DD HH:MM:SS` → `MM/DD/YYYY-HH:MM:SS`.
+        let _ = write!(
+            self.buf,
+            "[{}/{}/{}-{}] [TRT-LLM] [I] ",
+            &ts[5..7],
+            &ts[8..10],
+            &ts[..4],
+            &ts[11..]
+        );
+        &mut self.buf
+    }
+
+    /// The clock's `YYYY-MM-DD HH:MM:SS` at `t`.
+    pub(crate) fn stamp(&mut self, t: f64) -> String {
+        self.clock.at(t).0.to_string()
+    }
+
     /// Clears the buffer and writes `(proc pid=N) ` (or nothing) for timestamp-less lines.
     pub(crate) fn bare(&mut self, proc_: &str, pid: u32) -> &mut String {
         self.buf.clear();

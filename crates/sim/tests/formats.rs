@@ -356,3 +356,44 @@ fn idle_gap_and_bursts() {
     });
     assert!(burst_seen);
 }
+
+/// `trtllm-serve`'s iteration log (the 2026 shape the formats notes quote),
+/// one line an iteration, with its startup capacities; admission under
+/// GUARANTEED_NO_EVICT never overflows the pool, so nothing is preempted.
+#[test]
+fn trtllm_iteration_lines() {
+    const REAL: &str = "[08/04/2026-19:08:13] [TRT-LLM] [I] iter = 5120, global_rank = 0, rank = 0, num_scheduled_requests = 62, kv_cache_util = 0.014, currank_total_requests = 128/1024, host_step_time = 291.3ms, prev_device_step_time = 289.8ms, timestamp = 2026-08-04 19:08:13, states = {'num_ctx_requests': 0, 'num_ctx_tokens': 0, 'num_generation_tokens': 248}, num_active = 70, num_fetched = 0, num_dummy = 0, num_unscheduled = 8";
+    let names = |l: &str| -> Vec<String> {
+        let l = &l[l.find("iter = ").unwrap()..];
+        let (head, rest) = l.split_once("states = {").unwrap();
+        let tail = rest.split_once('}').unwrap().1;
+        head.split(", ")
+            .chain(tail.split(", "))
+            .filter_map(|p| p.split_once(" = ").map(|(k, _)| k.to_string()))
+            .collect()
+    };
+    let (lines, out) = run(&small(Engine::Trtllm));
+    let iters: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains("] [TRT-LLM] [I] iter = "))
+        .collect();
+    assert_eq!(iters.len() as u64, out.lines.interval);
+    assert!(iters.len() > 1000, "{}", iters.len());
+    for (i, l) in iters.iter().enumerate() {
+        assert_eq!(names(l), names(REAL), "{l}");
+        assert!(l.starts_with("[02/24/2026-"), "{l}");
+        assert!(l.contains(&format!("iter = {i}, ")), "{l}");
+        let util: f64 = l.split("kv_cache_util = ").nth(1).unwrap()[..5]
+            .parse()
+            .unwrap();
+        assert!((0.0..=1.0).contains(&util), "{l}");
+    }
+    assert_eq!(out.preemptions, 0);
+    assert!(lines.iter().any(|l| l
+        .starts_with("[TensorRT-LLM][INFO] Max KV cache blocks per sequence: ")
+        && l.contains(&format!("primary blocks={}", out.kv_capacity_tokens / 16))));
+    assert!(lines
+        .iter()
+        .any(|l| l.contains("] [TRT-LLM] [I] max_seq_len=")));
+    assert!(lines.iter().any(|l| l.starts_with("INFO:     127.0.0.1:")));
+}

@@ -147,6 +147,29 @@ impl<'a> Ctx<'a> {
     pub fn kv_tight(&self) -> bool {
         self.kv().is_some_and(|u| u >= 0.85)
     }
+    /// TensorRT-LLM: the share of their prompt budget (`max_num_tokens`, 8192 by
+    /// default) iterations use, from the prompt rate and the iterations a second
+    /// (generated tokens over generating requests).
+    pub fn prompt_budget_use(&self) -> Option<f64> {
+        let budget = self.r.config.max_batched_tokens.unwrap_or(8192) as f64;
+        let gen = self.w.gen_tok_s.filter(|g| *g > 0.0)?;
+        let run = self.w.running.filter(|r| *r >= 1.0)?;
+        let input = self
+            .w
+            .input_tok_s
+            .or(self.r.summary.input_throughput_tok_s.map(|d| d.mean))?;
+        Some(input / (budget * gen / run))
+    }
+    /// TensorRT-LLM: requests wait below the batch cap while iterations use
+    /// little of their prompt budget, so admission is not held back by prefill:
+    /// GUARANTEED_NO_EVICT's reservations (prompt plus all of max_tokens) hold
+    /// it, whatever share of the pool the tokens themselves use.
+    pub fn reservations_bind(&self) -> bool {
+        self.trtllm
+            && self.waiting()
+            && !self.at_cap()
+            && self.prompt_budget_use().is_some_and(|u| u < 0.5)
+    }
     pub fn at_cap(&self) -> bool {
         match (self.cap, self.w.running_max) {
             (Some(c), Some(m)) => m >= 0.95 * c && self.w.running_p50.unwrap_or(0.0) >= 0.85 * c,

@@ -130,9 +130,19 @@ pub(super) fn kv_capacity(c: &Ctx, confidence: f64) -> Finding {
         ));
     }
     if c.trtllm && kv < 0.9 && c.waiting() {
+        let budget = c
+            .prompt_budget_use()
+            .map(|u| {
+                format!(
+                    "; iterations use {} of their {}-token prompt budget, so prefill does not hold admission back",
+                    if u < 0.01 { "under 1%".to_string() } else { pct(u) },
+                    num(c.r.config.max_batched_tokens.unwrap_or(8192) as f64)
+                )
+            })
+            .unwrap_or_default();
         evidence.push(ev(
             format!(
-                "Usage sits at {} yet nothing more is admitted: TensorRT-LLM's default policy (GUARANTEED_NO_EVICT) admits a request only if the pool can hold its prompt and all of its max_tokens, so the pool is full once reservations are counted",
+                "Usage sits at {} yet nothing more is admitted: TensorRT-LLM's default policy (GUARANTEED_NO_EVICT) admits a request only if the pool can hold its prompt and all of its max_tokens, so the pool is full once reservations are counted{budget}",
                 pct(kv)
             ),
             c.line(),

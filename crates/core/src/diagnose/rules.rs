@@ -68,7 +68,8 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
         out.push(running_limit(c, confidence(c, cap_conf)));
     }
 
-    if waiting && !at_cap && kv.is_some_and(|u| u >= kv_thr) {
+    let reserved = c.reservations_bind();
+    if waiting && !at_cap && (kv.is_some_and(|u| u >= kv_thr) || reserved) {
         let u = kv.unwrap_or(0.0);
         let conf = 0.65
             + 0.25 * ((u - kv_thr) / (1.0 - kv_thr)).clamp(0.0, 1.0)
@@ -96,7 +97,7 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
         // Prompts dwarf outputs: prefill takes nearly all the time, so decode is starved
         // and requests pile up (and hold the pool) whatever the pool's size.
         out.push(prefill(c, confidence(c, 0.95)));
-    } else if waiting && !at_cap && kv.is_none_or(|u| u < kv_thr) {
+    } else if waiting && !at_cap && kv.is_none_or(|u| u < kv_thr) && !reserved {
         let conf = 0.6 + if prefill_dominated { 0.2 } else { 0.0 };
         out.push(prefill(c, confidence(c, conf)));
     } else if !c.has_decode && c.prefill_lines > 0 {

@@ -1,5 +1,8 @@
 //! vLLM scheduler models: V1 (unified steps with chunked prefill, preempt-newest) and V0
-//! (separate prefill steps with a 1% watermark, preempt-newest, RECOMPUTE).
+//! (separate prefill steps with a 1% watermark, preempt-newest, RECOMPUTE); and
+//! TensorRT-LLM's, V1's steps with GUARANTEED_NO_EVICT admission (a request only with
+//! blocks for its prompt and all of its max_new_tokens beside every running one's),
+//! logging each iteration.
 mod startup;
 mod steps;
 
@@ -23,6 +26,11 @@ struct VRun {
 
 pub(crate) struct VllmRank {
     v1: bool,
+    /// TensorRT-LLM: admission against reservations, an iteration line a step.
+    trt: bool,
+    iter: u64,
+    /// Requests taken from the queue so far (`currank_total_requests`).
+    fetched: u64,
     t: f64,
     bs: u32,
     /// Usable blocks (V1 reserves one null block).
@@ -58,10 +66,15 @@ fn ceil_div(a: u64, b: u64) -> u64 {
 impl VllmRank {
     fn new(sh: &Shared, cap: u64) -> Self {
         let c = sh.cfg;
-        let v1 = c.engine == Engine::VllmV1;
+        let trt = c.engine == Engine::Trtllm;
+        let v1 = c.engine == Engine::VllmV1 || trt;
         let bs = c.block_size.max(1);
         let total_blocks = cap / bs as u64;
-        let usable = if v1 { total_blocks - 1 } else { total_blocks };
+        let usable = if v1 && !trt {
+            total_blocks - 1
+        } else {
+            total_blocks
+        };
         let interval = c.effective_log_interval_s();
         let budget = if c.chunked_prefill_size == 0 {
             u64::MAX
@@ -75,6 +88,9 @@ impl VllmRank {
         let start = -c.startup_s.max(0.0);
         VllmRank {
             v1,
+            trt,
+            iter: 0,
+            fetched: 0,
             t: 0.0,
             bs,
             usable_blocks: usable,
@@ -115,6 +131,49 @@ impl VllmRank {
 
     fn free_blocks(&self) -> u64 {
         self.usable_blocks - self.used_blocks
+    }
+
+    /// Blocks the running requests hold or may still take: each one's prompt
+    /// and all of its max_new_tokens (GUARANTEED_NO_EVICT).
+    fn reserved_blocks(&self) -> u64 {
+        let bs = self.bs as u64;
+        self.running
+            .iter()
+            .map(|r| ceil_div((r.req.prompt + r.req.max_new) as u64, bs))
+            .sum()
+    }
+
+    /// TensorRT-LLM's iteration line for the step that just ran (printed when
+    /// the next loop starts): `scheduled` requests, `prefill_tokens` of prompts.
+    fn emit_iteration(
+        &mut self,
+        t: f64,
+        dt: f64,
+        prefill_tokens: u64,
+        decode_n: u64,
+        sh: &mut Shared,
+    ) {
+        let scheduled = self.running.len() as u64;
+        let waiting = self.waiting.len() as u64;
+        let util = self.used_blocks as f64 / self.usable_blocks.max(1) as f64;
+        let stamp = sh.out.stamp(t);
+        let ms = dt * 1000.0;
+        let b = sh.out.trtllm(t);
+        let _ = write!(
+            b,
+            "iter = {}, global_rank = 0, rank = 0, num_scheduled_requests = {scheduled}, \
+             kv_cache_util = {util:.3}, currank_total_requests = 0/{}, host_step_time = {ms:.3}ms, \
+             prev_device_step_time = {:.3}ms, timestamp = {stamp}, states = {{'num_ctx_requests': {}, \
+             'num_ctx_tokens': {prefill_tokens}, 'num_generation_tokens': {decode_n}}}, \
+             num_active = {}, num_fetched = 0, num_dummy = 0, num_unscheduled = {waiting}",
+            self.iter,
+            self.fetched,
+            ms * 0.97,
+            scheduled.saturating_sub(decode_n),
+            scheduled + waiting,
+        );
+        sh.out.flush(Kind::Interval);
+        self.iter += 1;
     }
 
     fn usage_pct(&self) -> f64 {
@@ -219,7 +278,9 @@ impl VllmRank {
     /// V1: the API server logs every `interval` seconds of wall time.
     /// V0: the OpenAI server polls every 10 s; the logger prints if 5 s have passed.
     fn flush_ticks(&mut self, upto: f64, sh: &mut Shared) {
-        if self.v1 {
+        if self.trt {
+            // A line each iteration, none on a clock.
+        } else if self.v1 {
             while self.next_tick <= upto {
                 let t = self.next_tick;
                 self.emit_stats(t, self.interval, sh);
@@ -250,6 +311,9 @@ impl VllmRank {
         let running = self.running.len() as u64;
         sh.stats
             .record(t0, dt, running, queued, self.kv_tokens, decode_n);
+        if self.trt {
+            self.emit_iteration(t0 + dt, dt, prefill_tokens, decode_n, sh);
+        }
         let pre = if prefill_tokens > 0 {
             self.prefill.0 + self.prefill.1 * prefill_tokens as f64
         } else {
@@ -301,7 +365,8 @@ impl VllmRank {
     /// no stats line). Exactly equivalent to stepping one by one.
     fn try_bulk_decode(&mut self, sh: &mut Shared) -> bool {
         let n = self.running.len() as u64;
-        if n == 0 {
+        // TensorRT-LLM logs every iteration.
+        if n == 0 || self.trt {
             return false;
         }
         let bs = self.bs as u64;

@@ -1,11 +1,49 @@
 //! The startup lines a vLLM server prints before serving: version, arguments,
 //! engine config, KV cache size.
 
+use core::fmt::Write;
+
 use crate::out::{commas, Kind};
 use crate::{Engine, Shared};
 
+/// `trtllm-serve`'s lines that state its capacities: the executor's settings and
+/// the C++ KV cache manager's pool.
+fn trtllm_startup(sh: &mut Shared, cap: u64) {
+    let c = sh.cfg;
+    let t0 = -c.startup_s.max(0.0);
+    let bs = c.block_size.max(1) as u64;
+    let blocks = cap / bs;
+    let gib = cap as f64 * 32.0 * 8.0 * 128.0 * 2.0 * 2.0 / (1u64 << 30) as f64;
+    let b = sh.out.trtllm(t0);
+    let _ = write!(
+        b,
+        "max_seq_len={}, max_num_requests={}, max_num_tokens={}, max_batch_size={}",
+        c.context_len, c.max_running_requests, c.chunked_prefill_size, c.max_running_requests
+    );
+    sh.out.flush(Kind::Other);
+    for msg in [
+        format!("[TensorRT-LLM][INFO] Number of tokens per block: {bs}."),
+        format!(
+            "[TensorRT-LLM][INFO] [MemUsageChange] Allocated {gib:.2} GiB for max tokens in paged KV cache ({cap})."
+        ),
+        format!(
+            "[TensorRT-LLM][INFO] Max KV cache blocks per sequence: {} [window size={}], tokens per block={bs}, primary blocks={blocks}, secondary blocks=0",
+            (c.context_len as u64).div_ceil(bs),
+            c.context_len
+        ),
+    ] {
+        let b = sh.out.bare("", 0);
+        b.push_str(&msg);
+        sh.out.flush(Kind::Other);
+    }
+}
+
 pub(super) fn startup(sh: &mut Shared, cap: u64) {
     let c = sh.cfg;
+    if c.engine == Engine::Trtllm {
+        trtllm_startup(sh, cap);
+        return;
+    }
     let t0 = -c.startup_s.max(0.0);
     let at = |f: f64| t0 + (-t0) * f;
     let m = &c.model_path;

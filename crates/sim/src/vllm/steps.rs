@@ -7,6 +7,16 @@ use crate::Shared;
 impl VllmRank {
     pub(super) fn step_v1(&mut self, sh: &mut Shared) {
         let bs = self.bs as u64;
+        if self.trt && self.running.is_empty() {
+            // A request whose reservation exceeds the whole pool can never run.
+            if let Some(req) = self.waiting.front() {
+                if ceil_div((req.prompt + req.max_new) as u64, bs) > self.usable_blocks {
+                    let req = self.waiting.pop_front().expect("front exists");
+                    sh.abort(req, self.t);
+                    return;
+                }
+            }
+        }
         let mut budget = self.budget;
         let mut preempted = false;
         let mut prefill_tokens = 0u64;
@@ -54,6 +64,13 @@ impl VllmRank {
                 if blocks > self.free_blocks() {
                     break;
                 }
+                if self.trt
+                    && self.reserved_blocks() + ceil_div((req.prompt + req.max_new) as u64, bs)
+                        > self.usable_blocks
+                {
+                    break;
+                }
+                self.fetched += 1;
                 recomputed += self.admit_front(blocks, need);
                 prefill_tokens += need;
                 budget -= need;
