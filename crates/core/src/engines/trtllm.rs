@@ -62,20 +62,45 @@ fn find(line: &[u8]) -> Option<Found> {
     }
 }
 
+/// The phrases searched on every line the parser is asked about, compiled once
+/// (a one-off search builds its searcher each time, which costs more than the search).
+struct Finders {
+    iter: memmem::Finder<'static>,
+    rank: memmem::Finder<'static>,
+    triton: memmem::Finder<'static>,
+    metrics: memmem::Finder<'static>,
+    names: [memmem::Finder<'static>; 2],
+}
+
+fn finders() -> &'static Finders {
+    static F: std::sync::OnceLock<Finders> = std::sync::OnceLock::new();
+    F.get_or_init(|| Finders {
+        iter: memmem::Finder::new(ITER),
+        rank: memmem::Finder::new(b"rank = "),
+        triton: memmem::Finder::new(TRITON_KEY),
+        metrics: memmem::Finder::new(METRICS_KEY),
+        names: [
+            memmem::Finder::new(b"TensorRT-LLM"),
+            memmem::Finder::new(b"TRT-LLM"),
+        ],
+    })
+}
+
 #[inline(never)]
 fn find_slow(line: &[u8]) -> Option<Found> {
-    if let Some(i) = memmem::find(line, ITER) {
+    let f = finders();
+    if let Some(i) = f.iter.find(line) {
         let digits = line[i + ITER.len()..]
             .iter()
             .take_while(|c| c.is_ascii_digit())
             .count();
         // `iter = 12, global_rank = …`: the word starts there.
         let word_start = i == 0 || !line[i - 1].is_ascii_alphanumeric() && line[i - 1] != b'_';
-        if digits > 0 && word_start && memmem::find(&line[i..], b"rank = ").is_some() {
+        if digits > 0 && word_start && f.rank.find(&line[i..]).is_some() {
             return Some(Found::Iteration(i));
         }
     }
-    if memmem::find(line, TRITON_KEY).is_some() || memmem::find(line, METRICS_KEY).is_some() {
+    if f.triton.find(line).is_some() || f.metrics.find(line).is_some() {
         return memchr::memchr(b'{', line).map(Found::Json);
     }
     startup(line)
@@ -85,7 +110,10 @@ fn find_slow(line: &[u8]) -> Option<Found> {
 /// it may state a capacity.
 #[inline(never)]
 fn startup(line: &[u8]) -> Option<Found> {
-    (memmem::find(line, b"TensorRT-LLM").is_some() || memmem::find(line, b"TRT-LLM").is_some())
+    finders()
+        .names
+        .iter()
+        .any(|n| n.find(line).is_some())
         .then_some(Found::Startup)
 }
 
@@ -127,6 +155,12 @@ fn seconds(v: &[u8]) -> Option<f64> {
 /// An iteration line's `name = value` (or `name: value`) parts.
 type Parts<'a> = Vec<(&'a [u8], &'a [u8])>;
 
+/// Where `a` first occurs followed by `b` (the separators are two bytes: a
+/// byte search and a look at the next is all they need).
+fn separator(hay: &[u8], a: u8, b: u8) -> Option<usize> {
+    memchr::memchr_iter(a, hay).find(|&i| hay.get(i + 1) == Some(&b))
+}
+
 /// The parts of an iteration line's message: `name = value` or `name: value`,
 /// split at `, ` outside the `states` dict (returned whole, braces and all).
 fn iteration_parts(msg: &[u8]) -> (Parts<'_>, Option<&[u8]>) {
@@ -139,12 +173,14 @@ fn iteration_parts(msg: &[u8]) -> (Parts<'_>, Option<&[u8]>) {
             states = Some(&rest[b"states = ".len()..close]);
             close
         } else {
-            memmem::find(rest, b", ").unwrap_or(rest.len())
+            separator(rest, b',', b' ').unwrap_or(rest.len())
         };
         let part = &rest[..end];
         if !part.starts_with(b"states = ") {
-            let eq = memmem::find(part, b" = ").map(|i| (i, 3));
-            let colon = memmem::find(part, b": ").map(|i| (i, 2));
+            let eq = separator(part, b'=', b' ')
+                .filter(|&i| i > 0 && part[i - 1] == b' ')
+                .map(|i| (i - 1, 3));
+            let colon = separator(part, b':', b' ').map(|i| (i, 2));
             if let Some((i, n)) = match (eq, colon) {
                 (Some(a), Some(b)) => Some(if a.0 < b.0 { a } else { b }),
                 (a, b) => a.or(b),
@@ -191,7 +227,7 @@ fn read_iteration(line: &[u8], at: usize, s: &mut Sample) -> bool {
         }
     }
     if let Some(r) = rank {
-        s.source = SourceName::new(&format!("rank {r}"));
+        s.source = rank_name(r);
     }
     let mut ctx_requests = None;
     let mut ctx_tokens = None;
@@ -227,6 +263,16 @@ fn read_iteration(line: &[u8], at: usize, s: &mut Sample) -> bool {
         s.input_tok_s = ctx_tokens.map(|c| c as f64 / t);
     }
     ok && s.running.is_some()
+}
+
+/// `rank N`, written without allocating (it labels every line).
+fn rank_name(r: u64) -> SourceName {
+    use std::io::Write;
+    let mut buf = [0u8; SourceName::MAX];
+    let mut w = &mut buf[..];
+    let _ = write!(w, "rank {r}");
+    let n = SourceName::MAX - w.len();
+    SourceName::new(std::str::from_utf8(&buf[..n]).unwrap_or_default())
 }
 
 /// Looks a value up by its name at the top level or one object down (the
@@ -341,8 +387,8 @@ fn read_json(v: &Value, prefix: &[u8], s: &mut Sample) -> bool {
             s.gen_tok_s = json_num(v, "numGenRequests").map(|g| g / t);
             s.input_tok_s = json_num(v, "numCtxTokens").map(|c| c / t);
         }
-        if let Some(r) = json_num(v, "attentionDpRank") {
-            s.source = SourceName::new(&format!("rank {r}"));
+        if let Some(r) = json_num(v, "attentionDpRank").filter(|r| *r >= 0.0) {
+            s.source = rank_name(r as u64);
         }
     }
     s.kv_usage = s.kv_usage.filter(|u| (0.0..=1.0).contains(u));

@@ -71,6 +71,7 @@ struct Phrases {
     startup: [Finder<'static>; 10],
     hicache: [Finder<'static>; 3],
     request_log: [Finder<'static>; 2],
+    headers: [Finder<'static>; 3],
     /// Whether a line can hold any of the phrases above at all.
     gate: Gate,
 }
@@ -114,6 +115,7 @@ fn phrases() -> &'static Phrases {
             startup: STARTUP.map(Finder::new),
             hicache: HICACHE.map(Finder::new),
             request_log: REQUEST_LOG.map(Finder::new),
+            headers: HEADERS.map(Finder::new),
             gate,
         }
     })
@@ -234,6 +236,28 @@ fn hash(b: &[u8]) -> u64 {
     h
 }
 
+/// Whether a line holds any phrase behind the gate, searched for exactly.
+#[inline(never)]
+fn holds_a_phrase(line: &[u8]) -> bool {
+    let ph = phrases();
+    [
+        &ph.retract,
+        &ph.decode_oom,
+        &ph.server_args,
+        &ph.max_total,
+        &ph.kv_allocated,
+        &ph.hierarchical,
+    ]
+    .into_iter()
+    .chain(&ph.oom)
+    .chain(&ph.crash)
+    .chain(&ph.startup)
+    .chain(&ph.hicache)
+    .chain(&ph.request_log)
+    .chain(&ph.headers)
+    .any(|f| f.find(line).is_some())
+}
+
 fn other_known(line: &[u8]) -> Option<&'static str> {
     let ph = phrases();
     if any(&ph.startup, line) {
@@ -266,8 +290,11 @@ impl LineParser for SglangParser {
         }
         let mark = out.len();
         let stats = self.parse_stats(line, 0, false, out);
-        // The phrases behind the gate need state (retractions are de-duplicated).
-        ahead_of(stats, out, mark, || false)
+        // The phrases behind the gate need state (retractions are de-duplicated):
+        // left to `parse`, in order; a line the gate let through that holds none
+        // of them (a 4-byte window matched by chance, as other servers' stats
+        // lines often do) is none of this parser's.
+        ahead_of(stats, out, mark, || !holds_a_phrase(line))
     }
 
     fn parse(&mut self, line: &[u8], no: u64, last_chance: bool, out: &mut Vec<Record>) -> Outcome {

@@ -33,6 +33,8 @@ pub struct VllmParser {
     /// `.py:` of the `[file.py:NN]` tag that ends vLLM's prefix.
     tag: memmem::Finder<'static>,
     preempt: memmem::Finder<'static>,
+    /// The preemption warning's start, printed without the logger's format.
+    sequence_group: memmem::Finder<'static>,
     lmcache: memmem::Finder<'static>,
     ray_batch: memmem::Finder<'static>,
     connector: memmem::Finder<'static>,
@@ -49,6 +51,7 @@ impl Default for VllmParser {
             header: memmem::Finder::new(STATS_HEADER),
             tag: memmem::Finder::new(b".py:"),
             preempt: memmem::Finder::new(b" is preempted by PreemptionMode."),
+            sequence_group: memmem::Finder::new(b"Sequence group "),
             lmcache: memmem::Finder::new(b"LMCache "),
             ray_batch: memmem::Finder::new(b"[vLLM] Elapsed time for batch"),
             connector: memmem::Finder::new(b"block_manager::vllm::connector"),
@@ -103,29 +106,24 @@ impl VllmParser {
         None
     }
 
-    /// Lines without a vLLM `file.py:NN]` tag.
-    fn untagged(&mut self, line: &[u8], no: u64, out: &mut Vec<Record>) -> Outcome {
+    /// What else than the preemption warning a line without a vLLM
+    /// `file.py:NN]` tag may be, by its label.
+    fn untagged_other(&self, line: &[u8]) -> Option<&'static str> {
         let t = trim(line);
-        if let Some(i) = memmem::find(t, b"Sequence group ").filter(|&i| i < 8) {
-            // The bare warning as printed without the logger's format.
-            if let Some(o) = self.parse_preemption(line, &t[i..], no, out) {
-                return o;
-            }
-        }
         if let Some(i) = self.lmcache.find(line) {
             let lvl = &line[i + 8..];
             if [&b"INFO"[..], b"DEBUG", b"WARNING", b"ERROR"]
                 .iter()
                 .any(|l| lvl.starts_with(l))
             {
-                return Outcome::Other("lmcache");
+                return Some("lmcache");
             }
         }
         if self.ray_batch.find(line).is_some() {
-            return Outcome::Other("batch_timing");
+            return Some("batch_timing");
         }
         if self.connector.find(line).is_some() {
-            return Outcome::Other("kv_connector");
+            return Some("kv_connector");
         }
         if let Some(i) = self.uvicorn.find(line) {
             let m = &line[i + 10..];
@@ -139,13 +137,31 @@ impl VllmParser {
             .iter()
             .any(|p| m.starts_with(p))
             {
-                return Outcome::Other("startup");
+                return Some("startup");
             }
         }
         if t.starts_with(b"$ vllm ") || t.starts_with(b"vllm serve ") {
-            return Outcome::Other("command");
+            return Some("command");
         }
-        Outcome::NotMine
+        None
+    }
+
+    /// Where the preemption warning starts in a trimmed line that holds it as
+    /// printed without the logger's format.
+    fn bare_preemption(&self, t: &[u8]) -> Option<usize> {
+        self.sequence_group.find(t).filter(|&i| i < 8)
+    }
+
+    /// Lines without a vLLM `file.py:NN]` tag.
+    fn untagged(&mut self, line: &[u8], no: u64, out: &mut Vec<Record>) -> Outcome {
+        let t = trim(line);
+        if let Some(i) = self.bare_preemption(t) {
+            if let Some(o) = self.parse_preemption(line, &t[i..], no, out) {
+                return o;
+            }
+        }
+        self.untagged_other(line)
+            .map_or(Outcome::NotMine, Outcome::Other)
     }
 }
 
@@ -210,11 +226,19 @@ impl LineParser for VllmParser {
     fn read_ahead(&mut self, line: &[u8], out: &mut Vec<Record>) -> Option<Ahead> {
         let mark = out.len();
         let stats = self.parse_stats(line, 0, false, out);
-        // An access line is turned away right after the stats search.
-        match ahead_of(stats, out, mark, || is_access_line(line)) {
-            Some(Ahead::NotMine) => Some(Ahead::AccessLine),
-            a => a,
+        if stats.is_none() {
+            // An access line is turned away right after the stats search.
+            if is_access_line(line) {
+                return Some(Ahead::AccessLine);
+            }
+            // A line without vLLM's `file.py:NN]` tag and none of the untagged
+            // phrases is none of vLLM's (another engine's stats lines are such).
+            return (self.message(line).is_none()
+                && self.bare_preemption(trim(line)).is_none()
+                && self.untagged_other(line).is_none())
+            .then_some(Ahead::NotMine);
         }
+        ahead_of(stats, out, mark, || false)
     }
 
     fn parse(&mut self, line: &[u8], no: u64, last_chance: bool, out: &mut Vec<Record>) -> Outcome {
