@@ -219,13 +219,13 @@ fn another_inference_servers_log_is_named() {
     assert!(err.contains("print_iter_log: true"), "{err}");
 }
 
-#[test]
-fn a_tensorrt_llm_iteration_log_is_diagnosed() {
-    let log = fixtures().join("trtllm/synthetic_serve-kv-reserved-queue.log");
+/// A log of `engine` (a fixture) is detected as that engine's and diagnosed as
+/// `kind`, and `--engine` reads it alone, the same.
+fn engine_log_is_diagnosed(fixture: &str, engine: &str, kind: &str) -> serde_json::Value {
+    let log = fixtures().join(fixture);
     let v = json_report(&log);
-    assert_eq!(v["engine"], "trtllm");
-    assert_eq!(v["diagnosis"]["primary"]["kind"], "kv_cache_capacity");
-    // `--engine trtllm` reads it alone, the same.
+    assert_eq!(v["engine"], engine);
+    assert_eq!(v["diagnosis"]["primary"]["kind"], kind);
     let forced = bin()
         .args([
             "diagnose",
@@ -233,48 +233,34 @@ fn a_tensorrt_llm_iteration_log_is_diagnosed() {
             "--format",
             "json",
             "--engine",
-            "trtllm",
+            engine,
         ])
         .arg(&log)
         .output()
         .expect("run");
     let f: serde_json::Value = serde_json::from_slice(&forced.stdout).expect("json");
     assert_eq!(f["input"]["stat_lines"], v["input"]["stat_lines"]);
-    assert_eq!(f["diagnosis"]["primary"]["kind"], "kv_cache_capacity");
+    assert_eq!(f["diagnosis"]["primary"]["kind"], kind);
+    v
+}
+
+#[test]
+fn a_tensorrt_llm_iteration_log_is_diagnosed() {
+    engine_log_is_diagnosed(
+        "trtllm/synthetic_serve-kv-reserved-queue.log",
+        "trtllm",
+        "kv_cache_capacity",
+    );
 }
 
 #[test]
 fn an_lmdeploy_metrics_log_is_diagnosed() {
-    let out = bin()
-        .args(["diagnose", "--no-progress", "--format", "json"])
-        .arg(fixtures().join("lmdeploy/synthetic_grouped-kv-full-queue.log"))
-        .output()
-        .expect("run");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = engine_log_is_diagnosed(
+        "lmdeploy/synthetic_grouped-kv-full-queue.log",
+        "lmdeploy",
+        "kv_cache_capacity",
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    assert_eq!(v["engine"], "lmdeploy");
     assert_eq!(v["input"]["stat_lines"], 40);
-    assert_eq!(v["diagnosis"]["primary"]["kind"], "kv_cache_capacity");
-    // `--engine lmdeploy` reads it alone, the same.
-    let forced = bin()
-        .args([
-            "diagnose",
-            "--no-progress",
-            "--format",
-            "json",
-            "--engine",
-            "lmdeploy",
-        ])
-        .arg(fixtures().join("lmdeploy/synthetic_grouped-kv-full-queue.log"))
-        .output()
-        .expect("run");
-    let f: serde_json::Value = serde_json::from_slice(&forced.stdout).expect("json");
-    assert_eq!(f["input"]["stat_lines"], 40);
-    assert_eq!(f["diagnosis"]["primary"]["kind"], "kv_cache_capacity");
 }
 
 #[test]

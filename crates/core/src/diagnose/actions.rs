@@ -99,35 +99,23 @@ fn more_kv_memory(c: &Ctx) -> Action {
             extra,
         )
     } else if c.trtllm {
-        // The pool is this share of the GPU memory free after the weights and the
-        // profiled activations: it grows in proportion.
-        let u = cfg
-            .kv_free_gpu_memory_fraction
-            .filter(|u| *u > 0.0 && *u <= 1.0)
-            .unwrap_or(0.9);
-        let t = (u + 0.05).min(0.97).max(u);
-        action(
+        // Of the memory free after the weights and the activations measured at startup.
+        share_of_free_memory(
             c,
-            "more_kv_memory",
-            format!("--kv_cache_free_gpu_memory_fraction {t:.2}"),
-            format!("free_gpu_memory_fraction is {u}: the KV cache takes that share of the GPU memory free after the weights and the activations measured at startup, so a larger share grows it in proportion (watch for out-of-memory)"),
-            &[change("kv_scale", t / u)],
-            "",
+            "--kv_cache_free_gpu_memory_fraction",
+            "free_gpu_memory_fraction",
+            cfg.kv_free_gpu_memory_fraction,
+            (0.9, 0.05, 0.97),
+            "free after the weights and the activations measured at startup",
         )
     } else if c.lmdeploy {
-        // A share outside (0, 1] is no share LMDeploy would take: its default then.
-        let u = cfg
-            .cache_max_entry_count
-            .filter(|u| *u > 0.0 && *u <= 1.0)
-            .unwrap_or(0.8);
-        let t = (u + 0.1).min(0.95).max(u);
-        action(
+        share_of_free_memory(
             c,
-            "more_kv_memory",
-            format!("--cache-max-entry-count {t:.2}"),
-            format!("cache_max_entry_count is {u}: the KV cache takes that share of the GPU memory left after the weights, so a larger share grows it in proportion (watch for out-of-memory)"),
-            &[change("kv_scale", t / u)],
-            "",
+            "--cache-max-entry-count",
+            "cache_max_entry_count",
+            cfg.cache_max_entry_count,
+            (0.8, 0.1, 0.95),
+            "left after the weights",
         )
     } else {
         let u = cfg.gpu_memory_utilization.unwrap_or(0.9);
@@ -141,6 +129,30 @@ fn more_kv_memory(c: &Ctx) -> Action {
             "assuming weights take about half the GPU, so the pool grows ~12%",
         )
     }
+}
+
+/// A larger KV cache on an engine whose cache is a share `u` of the GPU memory
+/// free (`after`): the pool grows in proportion to the share. `(default, step,
+/// most)`: the engine's default (also for a share outside (0, 1], which it
+/// would not take), the step, and the most to advise.
+fn share_of_free_memory(
+    c: &Ctx,
+    flag: &str,
+    name: &str,
+    u: Option<f64>,
+    (default, step, most): (f64, f64, f64),
+    after: &str,
+) -> Action {
+    let u = u.filter(|u| *u > 0.0 && *u <= 1.0).unwrap_or(default);
+    let t = (u + step).min(most).max(u);
+    action(
+        c,
+        "more_kv_memory",
+        format!("{flag} {t:.2}"),
+        format!("{name} is {u}: the KV cache takes that share of the GPU memory {after}, so a larger share grows it in proportion (watch for out-of-memory)"),
+        &[change("kv_scale", t / u)],
+        "",
+    )
 }
 
 fn fp8_kv(c: &Ctx) -> Option<Action> {
