@@ -428,3 +428,17 @@ fn fuzz_crash_unterminated_quoted_key_in_a_startup_line() {
     let r = analyze(&fixture("hostile/fuzz-crash-26207c0d.bin"));
     assert_accounted(&r, "fuzz crash input");
 }
+
+/// Found by `cargo fuzz`: an access line (` HTTP/1.`) that also holds a
+/// TensorRT-LLM stats record. Read ahead, the search ends at the access line
+/// (no engine reads stats from one); read on its own, TensorRT-LLM's parser,
+/// the last asked, took it as a record. Fixed: it turns access lines away too.
+#[test]
+fn fuzz_access_line_holding_a_tensorrt_llm_record() {
+    let r = assert_chunking_invariant(
+        &fixture("hostile/fuzz-access-line-holding-trtllm-json.log"),
+        "access line holding a stats record",
+    );
+    assert_eq!(r.input.stat_lines, 0);
+    assert_eq!(r.input.other_lines_by_kind.get("access_log"), Some(&1));
+}

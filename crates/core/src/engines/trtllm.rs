@@ -23,6 +23,7 @@
 use memchr::memmem;
 use serde_json::Value;
 
+use super::common::is_access_line;
 use super::prefix::last_stamp;
 use super::{Ahead, Engine, LineParser, Outcome};
 use crate::config::python_pairs;
@@ -60,6 +61,8 @@ fn find(line: &[u8]) -> Option<Found> {
         Some(_) => find_slow(line),
         None => startup(line),
     }
+    // Never from an access line (see `is_access_line`): checked only on a match.
+    .filter(|_| !is_access_line(line))
 }
 
 /// The phrases searched on every line the parser is asked about, compiled once
@@ -829,6 +832,9 @@ mod tests {
             "[2026-02-24 10:55:32] INFO:     127.0.0.1:30819 - \"POST /generate HTTP/1.1\" 200 OK",
             "for i in range(10): iter = i, rank = 0",
             r#"{"log":"hello","stream":"stdout"}"#,
+            // No engine reads stats from an access line (the parsers after the
+            // one that finds it are not asked).
+            r#"[2026-02-05 01:02:03] INFO: 127.0.0.1:5 - "GET /x?{"Active Request Count":1} HTTP/1.1" 200 OK"#,
         ] {
             assert_eq!(read(line).0, Outcome::NotMine, "{line}");
         }
