@@ -335,6 +335,22 @@ fn json_kind(v: &Value) -> Json {
     }
 }
 
+/// The objects of a JSON array whose first object starts at `at` (`/metrics`
+/// saved as it answers: `[{…},{…}]`); `None` for anything else.
+fn json_array(line: &[u8], at: usize) -> Option<Vec<Value>> {
+    let open = trim(&line[..at]).strip_suffix(b"[").map(|p| p.len())?;
+    let start = line[..at]
+        .iter()
+        .rposition(|&c| c == b'[')
+        .filter(|&i| i >= open)?;
+    match serde_json::from_slice::<Value>(trim(&line[start..])).ok()? {
+        Value::Array(items) if !items.is_empty() && items.iter().all(Value::is_object) => {
+            Some(items)
+        }
+        _ => None,
+    }
+}
+
 /// Reads a stats object into `s`: false when it holds no batch size.
 fn read_json(v: &Value, prefix: &[u8], s: &mut Sample) -> bool {
     // The iteration's own time where the object has one (glog's is when it was printed).
@@ -484,6 +500,11 @@ impl TrtllmParser {
         no: u64,
         out: &mut Vec<Record>,
     ) -> Option<(u32, u32)> {
+        if let Found::Json(at) = *found {
+            if let Some(objects) = json_array(line, at) {
+                return Some(self.metrics_array(&objects, no, out));
+            }
+        }
         let mut s = Sample {
             line: no,
             kind: Some(SampleKind::Interval),
@@ -510,6 +531,24 @@ impl TrtllmParser {
         s.damaged = !full;
         out.push(Record::Sample(s));
         Some((full as u32, !full as u32))
+    }
+
+    /// `GET /metrics` as it answers, a JSON array of iteration objects saved on
+    /// one line: a record each.
+    fn metrics_array(&self, objects: &[Value], no: u64, out: &mut Vec<Record>) -> (u32, u32) {
+        let mut full = 0;
+        for v in objects {
+            let mut s = Sample {
+                line: no,
+                kind: Some(SampleKind::Interval),
+                ..Sample::default()
+            };
+            let read = read_json(v, b"", &mut s);
+            s.damaged = !read;
+            full += read as u32;
+            out.push(Record::Sample(s));
+        }
+        (full, objects.len() as u32 - full)
     }
 
     /// Triton's backend prints every iteration's stats, timed to the
@@ -555,7 +594,11 @@ impl LineParser for TrtllmParser {
         if let Found::Json(at) = found {
             // Hard-wrapped by a terminal: joined with the lines after it, which
             // do not start like records.
-            if !last_chance && json_object(line, at).is_none() && !ends_object(line) {
+            if !last_chance
+                && json_object(line, at).is_none()
+                && json_array(line, at).is_none()
+                && !ends_object(line)
+            {
                 return Outcome::Incomplete;
             }
         }
@@ -576,7 +619,8 @@ impl LineParser for TrtllmParser {
             // A JSON record that does not read may be wrapped: joined in order.
             // Triton's records are timed against the one before: in order too.
             Some(Found::Json(at))
-                if json_object(line, at).is_none_or(|v| json_kind(&v) == Json::Triton) =>
+                if json_array(line, at).is_none()
+                    && json_object(line, at).is_none_or(|v| json_kind(&v) == Json::Triton) =>
             {
                 None
             }
@@ -761,6 +805,42 @@ mod tests {
             (s.stamp.unwrap().second_of_day - (12.0 * 3600.0 + 34.0 * 60.0 + 56.123456)).abs()
                 < 1e-6
         );
+    }
+
+    #[test]
+    fn reads_a_metrics_array_saved_on_one_line() {
+        let obj = |it: u32, gen: u32| {
+            format!(
+                r#"{{"iter":{it},"iterLatencyMS":20.0,"numActiveRequests":{gen},"numQueuedRequests":3,"timestamp":"04-15-2025 12:34:56.{it:06}","inflightBatchingStats":{{"numScheduledRequests":{gen},"numContextRequests":0,"numGenRequests":{gen},"numCtxTokens":0,"numPausedRequests":0}},"kvCacheStats":{{"maxNumBlocks":100,"usedNumBlocks":50}}}}"#
+            )
+        };
+        let line = format!("[{},{},{}]", obj(1, 10), obj(2, 12), obj(3, 14));
+        let mut out = Vec::new();
+        let o = TrtllmParser::default().parse(line.as_bytes(), 5, false, &mut out);
+        assert_eq!(
+            o,
+            Outcome::Stats {
+                full: 3,
+                damaged: 0
+            }
+        );
+        let running: Vec<Option<u32>> = out
+            .iter()
+            .map(|r| match r {
+                Record::Sample(s) => s.running,
+                _ => None,
+            })
+            .collect();
+        assert_eq!(running, [Some(10), Some(12), Some(14)]);
+        let mut ahead = Vec::new();
+        assert_eq!(
+            TrtllmParser::default().read_ahead(line.as_bytes(), &mut ahead),
+            Some(Ahead::Stats {
+                full: 3,
+                damaged: 0
+            })
+        );
+        assert_eq!(ahead.len(), 3);
     }
 
     #[test]
