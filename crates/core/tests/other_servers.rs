@@ -61,7 +61,12 @@ fn every_other_servers_log_is_named_for_its_server() {
 fn sglang_vllm_and_other_programs_logs_name_no_other_server() {
     let mut logs = Vec::new();
     for folder in ["sglang", "vllm", "hostile"] {
-        logs.extend(common::fixtures_in(folder));
+        // Inputs `cargo fuzz` found are arbitrary mixes of servers' phrases.
+        logs.extend(
+            common::fixtures_in(folder)
+                .into_iter()
+                .filter(|(name, _)| !name.starts_with("fuzz-")),
+        );
     }
     logs.extend(common::example_logs());
     assert!(logs.len() > 60);
