@@ -11,14 +11,16 @@
 //! - the Triton backend's stats JSON (`--log-verbose`), after a glog prefix
 //!   `I1218 03:35:37.688135 20559 file.cc:1205] `, bare or, from Triton 24, as
 //!   a quoted string with escaped quotes;
-//! - the executor's iteration stats as served by `GET /metrics` and saved one
-//!   object a line (`iterLatencyMS`, `inflightBatchingStats`, `kvCacheStats`).
+//! - the executor's iteration stats as served by `GET /metrics` (`iterLatencyMS`,
+//!   `inflightBatchingStats`, `kvCacheStats`), saved one object a line or as
+//!   the endpoint answers, an array on one line.
 //!
 //! An iteration's rates are its tokens over its own step time: generation
-//! requests make one token each a step (`num_generation_tokens` counts CUDA-graph
-//! padding and draft tokens too, so it is used only where nothing else tells how
-//! many requests generate), prompt tokens are those of its context requests.
-//! Triton's JSON tells no step time, and no rate is made up for it.
+//! requests make one token each a step (`num_generation_tokens` counts draft
+//! tokens, and likely CUDA-graph padding, too, so it is used only where nothing
+//! else tells how many requests generate), prompt tokens are those of its
+//! context requests. Triton's JSON tells no step time: its rate is measured
+//! between consecutive records' times, so its records are read in order.
 
 use memchr::memmem;
 use serde_json::Value;
