@@ -850,6 +850,47 @@ fn short_outputs_with_a_full_pool_are_kv_bound_with_prefill_beside() {
     assert_eq!(primary(&r), Kind::PrefillHeavy);
 }
 
+/// Prompts thirty times the outputs, but only 4 in flight against a server that
+/// holds 30 or more: prefill takes most of the time because of the workload, and
+/// more requests at once would batch both prefill and decode (the simulator
+/// measures +40 % or more from doubling the client's concurrency). The client
+/// leads; prefill is named beside it.
+#[test]
+fn a_few_long_prompts_at_a_time_are_the_clients_limit_not_prefills() {
+    for engine in [Engine::Sglang, Engine::VllmV1] {
+        // Five minutes: vLLM's 10 s lines are enough to judge the split of the work.
+        let cfg = SimConfig {
+            engine,
+            duration_s: 300.0,
+            ..prompts_and_outputs(250_000, 4, (3000, 5000), (80, 160))
+        };
+        let (r, truth) = run(&cfg);
+        let (_, doubled) = run(&SimConfig {
+            concurrency: 8,
+            ..cfg.clone()
+        });
+        assert!(
+            doubled.steady_gen_tok_s > 1.3 * truth.steady_gen_tok_s,
+            "{engine:?}: {} → {}",
+            truth.steady_gen_tok_s,
+            doubled.steady_gen_tok_s
+        );
+        let d = r.diagnosis.as_ref().unwrap();
+        assert!(d.facts.prefill_token_share.unwrap() > 0.95, "{engine:?}");
+        assert_eq!(
+            d.primary.kind,
+            Kind::ClientUnderload,
+            "{engine:?}: {}",
+            d.primary.headline
+        );
+        assert!(
+            d.findings.iter().any(|f| f.kind == Kind::PrefillHeavy),
+            "{engine:?}: {:?}",
+            d.findings.iter().map(|f| f.kind).collect::<Vec<_>>()
+        );
+    }
+}
+
 /// The `--schedule-conservativeness` values a report prescribes, over all its findings.
 fn conservativeness_advice(r: &Report) -> Vec<f64> {
     let d = r.diagnosis.as_ref().expect("diagnosis");

@@ -93,6 +93,14 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
             .gen_throughput_tok_s
             .is_some_and(|g| g.max < 1.0);
     let starved = c.has_decode && c.stat_lines >= 20 && prefill_time_dominates(c);
+    // Few requests run against the room the server has, and none wait: however
+    // the work splits between prompts and outputs, more of them at once would
+    // batch both, so the client leads.
+    let room = match (c.cap, c.facts.pool_holds_requests) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    let underloaded = !waiting && c.run() < 0.5 * room.unwrap_or(0.0);
     if starved && waiting {
         // Prompts dwarf outputs: prefill takes nearly all the time, so decode is starved
         // and requests pile up (and hold the pool) whatever the pool's size.
@@ -111,7 +119,10 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
         out.push(prefill(c, confidence(c, 0.5)));
     } else if starved {
         // Nothing waits, but long prompts take most of the server's time: decode is starved.
-        out.push(prefill(c, confidence(c, 0.7)));
+        out.push(prefill(
+            c,
+            confidence(c, if underloaded { 0.5 } else { 0.7 }),
+        ));
     } else if c.has_decode && c.stat_lines >= 20 && prompt_heavy(c) {
         // Beside what binds, prefill is a large part of the work.
         out.push(prefill(c, confidence(c, 0.6)));
@@ -155,7 +166,7 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
         if c.w.drain_s > 0.15 * c.r.span_seconds {
             conf += 0.05;
         }
-        if saturated >= 0.55 || (c.stat_lines >= 20 && prefill_time_dominates(c)) {
+        if saturated >= 0.55 || (starved && !underloaded) {
             conf = conf.min(0.5);
         }
         if c.w.queued.is_none() {
