@@ -218,6 +218,15 @@ fn client_concurrency(c: &Ctx, target: f64, why: String) -> Action {
     )
 }
 
+/// The size of a host-memory KV tier to suggest, in GB: twice the GPU pool
+/// where the log states its size, else 64.
+fn host_tier_gb(c: &Ctx) -> f64 {
+    c.r.config
+        .kv_cache_gb
+        .map(|g| (2.0 * g).ceil())
+        .unwrap_or(64.0)
+}
+
 pub fn kv_capacity(c: &Ctx) -> Vec<Action> {
     // A TensorRT-LLM pool full of reservations admits more with smaller ones at
     // once, where more memory adds a few percent: those come first.
@@ -229,11 +238,7 @@ pub fn kv_capacity(c: &Ctx) -> Vec<Action> {
     v.push(more_kv_memory(c));
     v.extend(fp8_kv(c));
     if c.sglang {
-        let kv_gb =
-            c.r.config
-                .kv_cache_gb
-                .map(|g| (2.0 * g).ceil())
-                .unwrap_or(64.0);
+        let kv_gb = host_tier_gb(c);
         v.push(action(
             c,
             "hierarchical_cache",
@@ -255,12 +260,7 @@ pub fn kv_capacity(c: &Ctx) -> Vec<Action> {
             ));
         }
     } else if c.trtllm {
-        let kv_bytes =
-            c.r.config
-                .kv_cache_gb
-                .map(|g| (2.0 * g).ceil())
-                .unwrap_or(64.0)
-                * 1e9;
+        let kv_bytes = host_tier_gb(c) * 1e9;
         v.push(action(
             c,
             "host_kv_cache",

@@ -133,13 +133,18 @@ pub(super) fn throughput_evidence(c: &Ctx) -> Vec<Evidence> {
     v
 }
 
+/// `56 requests run` (`1 request runs`).
+fn runs(n: f64) -> String {
+    if num(n) == "1" {
+        "1 request runs".into()
+    } else {
+        format!("{} requests run", num(n))
+    }
+}
+
 /// `56 requests run while` (`1 request runs while`).
 pub(super) fn runs_while(n: f64) -> String {
-    if num(n) == "1" {
-        "1 request runs while".into()
-    } else {
-        format!("{} requests run while", num(n))
-    }
+    format!("{} while", runs(n))
 }
 
 pub(super) fn concurrency_evidence(c: &Ctx) -> Evidence {
@@ -154,17 +159,19 @@ pub(super) fn concurrency_evidence(c: &Ctx) -> Evidence {
             .queued_requests
             .map(|d| format!("; peak queue {}", num(d.max)))
             .unwrap_or_default();
-    let running = match c.w.running {
-        Some(r) => runs_while(r),
-        // Damaged or abbreviated lines can lose the running count: say so, not 0.
-        None => "the running count is not in the log;".into(),
-    };
+    // Damaged or abbreviated lines can lose either count: say so, not 0.
     if c.w.queued.is_none() {
         // No line of the log says how many wait (TensorRT-LLM's iteration log
-        // before 2026): say so, not 0.
-        let running = running.trim_end_matches(" while").trim_end_matches(';');
+        // before 2026, abbreviated lines).
+        let running =
+            c.w.running
+                .map_or_else(|| "the running count is not in the log".into(), runs);
         return ev(format!("{running}; how many wait is not in the log"), lines);
     }
+    let running = match c.w.running {
+        Some(r) => runs_while(r),
+        None => "the running count is not in the log;".into(),
+    };
     ev(
         format!("{running} {} wait{share}{peak}", num(c.queued())),
         lines,
