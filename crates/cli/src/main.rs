@@ -305,8 +305,7 @@ fn input_problem(r: &Report, files: &[PathBuf]) -> Option<String> {
     if let Some(o) = &r.input.other_server {
         return Some(format!(
             "{what} looks like {} log, not an SGLang, vLLM, LMDeploy or TensorRT-LLM one (line {}: {}). {}. \
-             batchlens reads SGLang 'Decode batch'/'Prefill batch' lines, vLLM 'Avg prompt throughput … Running: … reqs' lines, \
-             LMDeploy's 'Avg thr (in/out) …' metrics lines and TensorRT-LLM's iteration stats; none were found in {}.",
+             {READS}; none were found in {}.",
             o.a_name,
             o.first_line,
             o.text,
@@ -316,17 +315,31 @@ fn input_problem(r: &Report, files: &[PathBuf]) -> Option<String> {
     }
     Some(format!(
         "no scheduler stats lines found in {what} ({} read: {}, {}). \
-         batchlens reads SGLang 'Decode batch'/'Prefill batch' lines, vLLM 'Avg prompt throughput … Running: … reqs' lines, \
-         LMDeploy's 'Avg thr (in/out) …' metrics lines and TensorRT-LLM's iteration stats; make sure the server logged at INFO level{}",
+         {READS}; make sure the server logged at INFO level{}",
         count(r.input.lines as f64, "line", "lines"),
-        count(r.input.other_lines as f64, "other known line", "other known lines"),
-        count(r.input.unrecognized_lines as f64, "unrecognized line", "unrecognized lines"),
+        count(
+            r.input.other_lines as f64,
+            "other known line",
+            "other known lines"
+        ),
+        count(
+            r.input.unrecognized_lines as f64,
+            "unrecognized line",
+            "unrecognized lines"
+        ),
         match r.input.unrecognized_examples.first() {
-            Some(e) => format!(". First line that looks like stats (line {}): {}", e.line, e.text),
+            Some(e) => format!(
+                ". First line that looks like stats (line {}): {}",
+                e.line, e.text
+            ),
             None => ".".to_string(),
         }
     ))
 }
+
+/// What batchlens reads, for the messages of a log it finds nothing in.
+const READS: &str = "batchlens reads SGLang 'Decode batch'/'Prefill batch' lines, vLLM 'Avg prompt throughput … \
+     Running: … reqs' lines, LMDeploy's 'Avg thr (in/out) …' metrics lines and TensorRT-LLM's iteration stats";
 
 /// Writes to stdout; a closed pipe (`| head`) ends quietly.
 fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {

@@ -17,7 +17,7 @@ pub const SCHEMA_VERSION: u32 = 2;
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Report {
     pub schema_version: u32,
-    /// `sglang`, `vllm`, `lmdeploy`, or `unknown` when no stats line was recognised.
+    /// `sglang`, `vllm`, `lmdeploy`, `trtllm`, or `unknown` when no stats line was recognised.
     pub engine: String,
     pub input: InputStats,
     /// Seconds between the first and the last timestamped stats line.

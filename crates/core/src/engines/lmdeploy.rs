@@ -266,20 +266,10 @@ impl LineParser for LmdeployParser {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const ONE_FULL: Outcome = Outcome::Stats {
-        full: 1,
-        damaged: 0,
-    };
+    use crate::engines::test_support::{parse_one, ONE_DAMAGED, ONE_FULL};
 
     fn read(line: &str) -> (Outcome, Option<Sample>) {
-        let mut out = Vec::new();
-        let o = LmdeployParser.parse(line.as_bytes(), 3, true, &mut out);
-        let s = out.into_iter().find_map(|r| match r {
-            Record::Sample(s) => Some(s),
-            _ => None,
-        });
-        (o, s)
+        parse_one(&mut LmdeployParser, line, true)
     }
 
     #[test]
@@ -324,13 +314,7 @@ mod tests {
         let vllm = "INFO 01-22 18:27:20 metrics.py:449] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 41.7 tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 2.0%, CPU KV cache usage: 0.0%.";
         assert_eq!(read(vllm).0, Outcome::NotMine);
         let (o, s) = read("[2026-02-05 17:05:17 DP0] Avg thr (in/out): 4618.5 / 2756.3 tokens/s, API server (completed/routed/waiting): 1 / 50 / 50, Engine (running/waiting): 4");
-        assert_eq!(
-            o,
-            Outcome::Stats {
-                full: 0,
-                damaged: 1
-            }
-        );
+        assert_eq!(o, ONE_DAMAGED);
         assert!(s.unwrap().damaged);
     }
 

@@ -175,3 +175,36 @@ impl LineParser for Parser {
         }
     }
 }
+
+/// What the engine parsers' unit tests share.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::{LineParser, Outcome};
+    use crate::model::{Record, Sample};
+
+    /// One stats record, read in full.
+    pub const ONE_FULL: Outcome = Outcome::Stats {
+        full: 1,
+        damaged: 0,
+    };
+    /// One stats record, recognised but read in part.
+    pub const ONE_DAMAGED: Outcome = Outcome::Stats {
+        full: 0,
+        damaged: 1,
+    };
+
+    /// `p`'s outcome for `line` (as line 3) and the first sample it pushed.
+    pub fn parse_one(
+        p: &mut impl LineParser,
+        line: &str,
+        last_chance: bool,
+    ) -> (Outcome, Option<Sample>) {
+        let mut out = Vec::new();
+        let o = p.parse(line.as_bytes(), 3, last_chance, &mut out);
+        let s = out.into_iter().find_map(|r| match r {
+            Record::Sample(s) => Some(s),
+            _ => None,
+        });
+        (o, s)
+    }
+}

@@ -48,8 +48,8 @@ pub struct TrtllmParser {
 enum Found {
     /// The iteration log; its message starts at the offset.
     Iteration(usize),
-    /// A JSON object of stats (Triton's or `/metrics`), starting at the offset.
-    Json(usize),
+    /// A JSON record of stats, Triton's or `/metrics`', starting at the offset.
+    Json(usize, Json),
     /// A startup line that states a capacity.
     Startup,
 }
@@ -105,8 +105,15 @@ fn find_slow(line: &[u8]) -> Option<Found> {
             return Some(Found::Iteration(i));
         }
     }
-    if f.triton.find(line).is_some() || f.metrics.find(line).is_some() {
-        return memchr::memchr(b'{', line).map(Found::Json);
+    let kind = if f.triton.find(line).is_some() {
+        Some(Json::Triton)
+    } else if f.metrics.find(line).is_some() {
+        Some(Json::Metrics)
+    } else {
+        None
+    };
+    if let Some(kind) = kind {
+        return memchr::memchr(b'{', line).map(|at| Found::Json(at, kind));
     }
     startup(line)
 }
@@ -322,19 +329,24 @@ fn json_object(line: &[u8], at: usize) -> Option<Value> {
     }
 }
 
-/// Which stats object a line holds.
+/// Whose stats record a line holds (told by its keys).
 #[derive(Clone, Copy, PartialEq)]
 enum Json {
     Triton,
     Metrics,
 }
 
-fn json_kind(v: &Value) -> Json {
-    if v.get("Active Request Count").is_some() {
-        Json::Triton
-    } else {
-        Json::Metrics
-    }
+/// A JSON record as read: one object, or `/metrics`' array of them.
+enum Parsed {
+    Object(Value),
+    Array(Vec<Value>),
+}
+
+/// The JSON record starting at `at`; `None` when it does not read (cut short).
+fn json_record(line: &[u8], at: usize) -> Option<Parsed> {
+    json_array(line, at)
+        .map(Parsed::Array)
+        .or_else(|| json_object(line, at).map(Parsed::Object))
 }
 
 /// The objects of a JSON array whose first object starts at `at` (`/metrics`
@@ -354,7 +366,7 @@ fn json_array(line: &[u8], at: usize) -> Option<Vec<Value>> {
 }
 
 /// Reads a stats object into `s`: false when it holds no batch size.
-fn read_json(v: &Value, prefix: &[u8], s: &mut Sample) -> bool {
+fn read_json(v: &Value, kind: Json, prefix: &[u8], s: &mut Sample) -> bool {
     // The iteration's own time where the object has one (glog's is when it was printed).
     s.stamp = v
         .get("Timestamp")
@@ -362,7 +374,7 @@ fn read_json(v: &Value, prefix: &[u8], s: &mut Sample) -> bool {
         .and_then(Value::as_str)
         .and_then(|t| month_first_stamp(t.as_bytes()))
         .or_else(|| last_stamp(prefix).map(|f| f.stamp));
-    if json_kind(v) == Json::Triton {
+    if kind == Json::Triton {
         let active = json_u32(v, "Active Request Count");
         // Older backends print no `Scheduled Requests`: the batch is its context
         // and generation requests, or, where only the count of requests in the
@@ -493,51 +505,62 @@ fn startup_items(line: &[u8]) -> Vec<ConfigItem> {
 }
 
 impl TrtllmParser {
-    /// The stats record a line holds pushed on `out`: (full, damaged) records;
-    /// `None` for no record.
-    fn stats(
+    /// The iteration line's record pushed on `out`: (full, damaged) records.
+    fn iteration(&self, line: &[u8], at: usize, no: u64, out: &mut Vec<Record>) -> (u32, u32) {
+        let mut s = Sample {
+            line: no,
+            kind: Some(SampleKind::Interval),
+            stamp: month_first_stamp(&line[..at]),
+            ..Sample::default()
+        };
+        let full = read_iteration(line, at, &mut s);
+        s.damaged = !full;
+        out.push(Record::Sample(s));
+        (full as u32, !full as u32)
+    }
+
+    /// The records of a JSON record of `kind` starting at `at` (`parsed`, as
+    /// read) pushed on `out`: (full, damaged) records.
+    fn json(
         &mut self,
         line: &[u8],
-        found: &Found,
+        at: usize,
+        kind: Json,
+        parsed: Option<Parsed>,
         no: u64,
         out: &mut Vec<Record>,
-    ) -> Option<(u32, u32)> {
-        if let Found::Json(at) = *found {
-            if let Some(objects) = json_array(line, at) {
-                return Some(self.metrics_array(&objects, no, out));
-            }
-        }
+    ) -> (u32, u32) {
         let mut s = Sample {
             line: no,
             kind: Some(SampleKind::Interval),
             ..Sample::default()
         };
-        let full = match *found {
-            Found::Iteration(at) => {
-                s.stamp = month_first_stamp(&line[..at]);
-                read_iteration(line, at, &mut s)
-            }
-            Found::Json(at) => match json_object(line, at) {
-                Some(v) => {
-                    let full = read_json(&v, &line[..at], &mut s);
-                    if json_kind(&v) == Json::Triton {
-                        self.triton_rate(&v, &line[..at], &mut s);
-                    }
-                    full
+        let full = match parsed {
+            Some(Parsed::Array(objects)) => return self.metrics_array(&objects, kind, no, out),
+            Some(Parsed::Object(v)) => {
+                let full = read_json(&v, kind, &line[..at], &mut s);
+                if kind == Json::Triton {
+                    self.triton_rate(&v, &line[..at], &mut s);
                 }
-                // Cut short (a pasted or hard-wrapped record): recognised, not read.
-                None => false,
-            },
-            Found::Startup => return None,
+                full
+            }
+            // Cut short (a pasted or hard-wrapped record): recognised, not read.
+            None => false,
         };
         s.damaged = !full;
         out.push(Record::Sample(s));
-        Some((full as u32, !full as u32))
+        (full as u32, !full as u32)
     }
 
     /// `GET /metrics` as it answers, a JSON array of iteration objects saved on
     /// one line: a record each.
-    fn metrics_array(&self, objects: &[Value], no: u64, out: &mut Vec<Record>) -> (u32, u32) {
+    fn metrics_array(
+        &self,
+        objects: &[Value],
+        kind: Json,
+        no: u64,
+        out: &mut Vec<Record>,
+    ) -> (u32, u32) {
         let mut full = 0;
         for v in objects {
             let mut s = Sample {
@@ -545,7 +568,7 @@ impl TrtllmParser {
                 kind: Some(SampleKind::Interval),
                 ..Sample::default()
             };
-            let read = read_json(v, b"", &mut s);
+            let read = read_json(v, kind, b"", &mut s);
             s.damaged = !read;
             full += read as u32;
             out.push(Record::Sample(s));
@@ -590,50 +613,46 @@ impl LineParser for TrtllmParser {
     }
 
     fn parse(&mut self, line: &[u8], no: u64, last_chance: bool, out: &mut Vec<Record>) -> Outcome {
-        let Some(found) = find(line) else {
-            return Outcome::NotMine;
-        };
-        if let Found::Json(at) = found {
-            // Hard-wrapped by a terminal: joined with the lines after it, which
-            // do not start like records.
-            if !last_chance
-                && json_object(line, at).is_none()
-                && json_array(line, at).is_none()
-                && !ends_object(line)
-            {
-                return Outcome::Incomplete;
+        let (full, damaged) = match find(line) {
+            None => return Outcome::NotMine,
+            Some(Found::Iteration(at)) => self.iteration(line, at, no, out),
+            Some(Found::Json(at, kind)) => {
+                let parsed = json_record(line, at);
+                // Hard-wrapped by a terminal: joined with the lines after it, which
+                // do not start like records.
+                if parsed.is_none() && !last_chance && !ends_object(line) {
+                    return Outcome::Incomplete;
+                }
+                self.json(line, at, kind, parsed, no, out)
             }
-        }
-        if let Some((full, damaged)) = self.stats(line, &found, no, out) {
-            return Outcome::Stats { full, damaged };
-        }
-        let items = startup_items(line);
-        if items.is_empty() {
-            return Outcome::NotMine;
-        }
-        out.push(Record::Config { line: no, items });
-        Outcome::Other("startup")
+            Some(Found::Startup) => {
+                let items = startup_items(line);
+                if items.is_empty() {
+                    return Outcome::NotMine;
+                }
+                out.push(Record::Config { line: no, items });
+                return Outcome::Other("startup");
+            }
+        };
+        Outcome::Stats { full, damaged }
     }
 
     fn read_ahead(&mut self, line: &[u8], out: &mut Vec<Record>) -> Option<Ahead> {
-        match find(line) {
+        let (full, damaged) = match find(line) {
             // A stats line holds no state: read as `parse` reads it.
-            // A JSON record that does not read may be wrapped: joined in order.
-            // Triton's records are timed against the one before: in order too.
-            Some(Found::Json(at))
-                if json_array(line, at).is_none()
-                    && json_object(line, at).is_none_or(|v| json_kind(&v) == Json::Triton) =>
-            {
-                None
-            }
-            Some(found @ (Found::Iteration(_) | Found::Json(_))) => {
-                let (full, damaged) = self.stats(line, &found, 0, out)?;
-                Some(Ahead::Stats { full, damaged })
+            Some(Found::Iteration(at)) => self.iteration(line, at, 0, out),
+            // Triton's records are timed against the one before: in order.
+            Some(Found::Json(_, Json::Triton)) => return None,
+            // A record that does not read may be wrapped: joined in order.
+            Some(Found::Json(at, Json::Metrics)) => {
+                let parsed = json_record(line, at)?;
+                self.json(line, at, Json::Metrics, Some(parsed), 0, out)
             }
             // Settings are taken in log order (a restart starts a run).
-            Some(Found::Startup) => None,
-            None => Some(Ahead::NotMine),
-        }
+            Some(Found::Startup) => return None,
+            None => return Some(Ahead::NotMine),
+        };
+        Some(Ahead::Stats { full, damaged })
     }
 
     fn starts_record(&self, line: &[u8]) -> bool {
@@ -644,21 +663,7 @@ impl LineParser for TrtllmParser {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const ONE_FULL: Outcome = Outcome::Stats {
-        full: 1,
-        damaged: 0,
-    };
-
-    fn read_with(p: &mut TrtllmParser, line: &str, last_chance: bool) -> (Outcome, Option<Sample>) {
-        let mut out = Vec::new();
-        let o = p.parse(line.as_bytes(), 3, last_chance, &mut out);
-        let s = out.into_iter().find_map(|r| match r {
-            Record::Sample(s) => Some(s),
-            _ => None,
-        });
-        (o, s)
-    }
+    use crate::engines::test_support::{parse_one as read_with, ONE_DAMAGED, ONE_FULL};
 
     fn read(line: &str) -> (Outcome, Option<Sample>) {
         read_with(&mut TrtllmParser::default(), line, true)
@@ -712,13 +717,7 @@ mod tests {
     #[test]
     fn a_line_cut_inside_its_states_is_damaged() {
         let (o, s) = read("[04/28/2025-09:56:44] [TRT-LLM] [I] iter = 198, global_rank = 0, rank = 0, currank_total_requests = 0/0, elapsed_time = 0.005s, timestamp = 2025-04-28 09:56:44, num_scheduled_requests: 10, states = {'num_ctx_requests': 0, 'num_ctx_to");
-        assert_eq!(
-            o,
-            Outcome::Stats {
-                full: 0,
-                damaged: 1
-            }
-        );
+        assert_eq!(o, ONE_DAMAGED);
         assert!(s.unwrap().damaged);
     }
 
@@ -780,13 +779,7 @@ mod tests {
         assert!(!p.starts_record(br#"blocks":480,"Generation Requests":0"#));
         // Nothing follows: read as damaged.
         let (o, _) = read_with(&mut p, head, true);
-        assert_eq!(
-            o,
-            Outcome::Stats {
-                full: 0,
-                damaged: 1
-            }
-        );
+        assert_eq!(o, ONE_DAMAGED);
     }
 
     #[test]

@@ -71,7 +71,8 @@ struct Phrases {
     startup: [Finder<'static>; 10],
     hicache: [Finder<'static>; 3],
     request_log: [Finder<'static>; 2],
-    headers: [Finder<'static>; 3],
+    /// Every phrase behind the gate, to search a line the gate let through exactly.
+    gated: Vec<Finder<'static>>,
     /// Whether a line can hold any of the phrases above at all.
     gate: Gate,
 }
@@ -115,7 +116,7 @@ fn phrases() -> &'static Phrases {
             startup: STARTUP.map(Finder::new),
             hicache: HICACHE.map(Finder::new),
             request_log: REQUEST_LOG.map(Finder::new),
-            headers: HEADERS.map(Finder::new),
+            gated: gated_phrases().map(Finder::new).collect(),
             gate,
         }
     })
@@ -239,23 +240,7 @@ fn hash(b: &[u8]) -> u64 {
 /// Whether a line holds any phrase behind the gate, searched for exactly.
 #[inline(never)]
 fn holds_a_phrase(line: &[u8]) -> bool {
-    let ph = phrases();
-    [
-        &ph.retract,
-        &ph.decode_oom,
-        &ph.server_args,
-        &ph.max_total,
-        &ph.kv_allocated,
-        &ph.hierarchical,
-    ]
-    .into_iter()
-    .chain(&ph.oom)
-    .chain(&ph.crash)
-    .chain(&ph.startup)
-    .chain(&ph.hicache)
-    .chain(&ph.request_log)
-    .chain(&ph.headers)
-    .any(|f| f.find(line).is_some())
+    any(&phrases().gated, line)
 }
 
 fn other_known(line: &[u8]) -> Option<&'static str> {
