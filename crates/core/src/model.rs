@@ -101,7 +101,7 @@ pub struct Sample {
     pub kind: Option<SampleKind>,
     pub running: Option<u32>,
     pub queued: Option<u32>,
-    /// Requests swapped out to host memory (vLLM V0) or paused.
+    /// Requests swapped out to host memory (vLLM V0's `Swapped`: a state, not events).
     pub swapped: Option<u32>,
     /// KV-cache tokens held by live requests.
     pub kv_tokens: Option<u64>,

@@ -164,3 +164,42 @@ fn tensorrt_llm_advice_names_no_other_engines_flag() {
         }
     }
 }
+
+#[test]
+fn paused_requests_are_preemptions_answered_with_the_policy_that_pauses_none() {
+    // Triton's `Paused Requests` counts the requests its scheduler paused in that
+    // iteration (MAX_UTILIZATION frees their blocks): events, summed.
+    let name = "synthetic_triton-max-utilization-pauses";
+    let text = String::from_utf8(common::fixture(&format!("trtllm/{name}.log"))).unwrap();
+    let paused: Vec<u64> = text
+        .split("Paused Requests\\\":")
+        .skip(1)
+        .map(|t| t[..t.find(',').unwrap()].parse().unwrap())
+        .collect();
+    assert!(paused.len() > 100, "{}", paused.len());
+    let r = report(name);
+    assert_eq!(
+        r.summary.retractions,
+        paused.iter().filter(|&&p| p > 0).count() as u64
+    );
+    assert_eq!(r.summary.retracted_requests, paused.iter().sum::<u64>());
+    let d = r.diagnosis.as_ref().unwrap();
+    assert_eq!(d.primary.kind, Kind::KvRetraction);
+    assert!(
+        d.primary.headline.contains("paused"),
+        "{}",
+        d.primary.headline
+    );
+    // Pauses show MAX_UTILIZATION is on: it is not advised, nor are the default
+    // policy's reservations given as the reason the pool is full.
+    let f = flags(&r).join(" | ");
+    assert!(!f.contains("MAX_UTILIZATION"), "{f}");
+    assert!(
+        f.contains("capacity_scheduler_policy: GUARANTEED_NO_EVICT"),
+        "{f}"
+    );
+    assert!(f.contains("--kv_cache_free_gpu_memory_fraction"), "{f}");
+    let text = serde_json::to_string(&d).unwrap();
+    assert!(!text.contains("reserves each request's prompt"), "{text}");
+    assert!(!text.contains("plus reserved"), "{text}");
+}

@@ -230,7 +230,7 @@ fn host_tier_gb(c: &Ctx) -> f64 {
 pub fn kv_capacity(c: &Ctx) -> Vec<Action> {
     // A TensorRT-LLM pool full of reservations admits more with smaller ones at
     // once, where more memory adds a few percent: those come first.
-    let mut v = if c.trtllm {
+    let mut v = if c.trtllm_reserves {
         trtllm_reservations(c)
     } else {
         Vec::new()
@@ -307,7 +307,7 @@ pub fn kv_capacity(c: &Ctx) -> Vec<Action> {
     if c.waiting() {
         // What the server actually admits: with SGLang's or TensorRT-LLM's
         // reservations that is the running count.
-        let h = if c.sglang || c.trtllm {
+        let h = if c.sglang || c.trtllm_reserves {
             Some(c.run())
         } else {
             c.facts.pool_holds_requests.or(Some(c.run()))
@@ -469,6 +469,17 @@ pub fn retraction(c: &Ctx) -> Vec<Action> {
     // preemptions by running fewer at once.
     v.push(more_kv_memory(c));
     v.extend(fp8_kv(c));
+    if c.trtllm && c.retracts_often() {
+        // Pauses come only from MAX_UTILIZATION; the default policy never pauses.
+        v.push(action(
+            c,
+            "capacity_scheduler_policy",
+            "scheduler_config.capacity_scheduler_policy: GUARANTEED_NO_EVICT (in the YAML of --extra_llm_api_options)".to_string(),
+            "Paused requests come from the MAX_UTILIZATION policy, which admits against the blocks in use and pauses requests when outputs outgrow the pool; the default policy reserves each request's whole length before admitting it, so none is paused and recomputed".to_string(),
+            &[],
+            "no pauses; fewer requests running at once (set max_tokens on requests to keep reservations small)",
+        ));
+    }
     // Only against a measured batch: a bare preemption warning does not say how many run.
     if let Some(n) =
         c.w.running

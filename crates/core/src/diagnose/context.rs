@@ -15,8 +15,11 @@ pub struct Ctx<'a> {
     pub sglang: bool,
     /// LMDeploy: vLLM's paged-block semantics, its own flags.
     pub lmdeploy: bool,
-    /// TensorRT-LLM: paged blocks, admission against reservations, its own flags.
+    /// TensorRT-LLM: paged blocks, its own flags.
     pub trtllm: bool,
+    /// TensorRT-LLM admitting against reservations: its default policy
+    /// (GUARANTEED_NO_EVICT), as no request was paused, which only MAX_UTILIZATION does.
+    pub trtllm_reserves: bool,
     pub stat_lines: u64,
     pub has_decode: bool,
     pub prefill_lines: u64,
@@ -98,6 +101,7 @@ impl<'a> Ctx<'a> {
             sglang,
             lmdeploy: r.engine == "lmdeploy",
             trtllm: r.engine == "trtllm",
+            trtllm_reserves: r.engine == "trtllm" && r.summary.retractions == 0,
             stat_lines,
             has_decode,
             prefill_lines,
@@ -129,7 +133,7 @@ impl<'a> Ctx<'a> {
     pub fn kv_bound_threshold(&self) -> f64 {
         // TensorRT-LLM's default policy (GUARANTEED_NO_EVICT) admits a request only
         // with room for its prompt and all of its max_tokens: a reservation like SGLang's.
-        if self.sglang || self.trtllm {
+        if self.sglang || self.trtllm_reserves {
             // The reservation is for future output tokens: large when outputs are long
             // (the threshold drops to 0.5), small when prompts dwarf outputs (0.85).
             let share = self.facts.prefill_token_share.unwrap_or(0.0);
@@ -165,7 +169,7 @@ impl<'a> Ctx<'a> {
     /// GUARANTEED_NO_EVICT's reservations (prompt plus all of max_tokens) hold
     /// it, whatever share of the pool the tokens themselves use.
     pub fn reservations_bind(&self) -> bool {
-        self.trtllm
+        self.trtllm_reserves
             && self.waiting()
             && !self.at_cap()
             && self.prompt_budget_use().is_some_and(|u| u < 0.5)

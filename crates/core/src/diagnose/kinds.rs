@@ -26,13 +26,20 @@ pub(super) fn retraction(c: &Ctx, confidence: f64) -> Finding {
             .collect();
     let rate = c.facts.retractions_per_minute;
     let per_min = |fmt: &str| rate.map(|r| fmt.replace("{}", &num(r))).unwrap_or_default();
-    let what = if c.sglang { "retracted" } else { "preempted" };
+    let (event, what) = if c.sglang {
+        ("retraction", "retracted")
+    } else if c.trtllm {
+        // TensorRT-LLM's word: its scheduler pauses requests to free blocks.
+        ("pause", "paused")
+    } else {
+        ("preemption", "preempted")
+    };
     let mut evidence = throughput_evidence(c);
     evidence.push(ev(
         format!(
             "{} {} event{}{}, {} request(s) {}: their KV is freed, their tokens recomputed, and they go back to the queue",
             num(s.retractions as f64),
-            if c.sglang { "retraction" } else { "preemption" },
+            event,
             if s.retractions == 1 { "" } else { "s" },
             per_min(" ({} per minute of busy time)"),
             num(s.retracted_requests.max(s.retractions) as f64),
@@ -129,7 +136,7 @@ pub(super) fn kv_capacity(c: &Ctx, confidence: f64) -> Finding {
             c.line(),
         ));
     }
-    if c.trtllm && kv < 0.9 && c.waiting() {
+    if c.trtllm_reserves && kv < 0.9 && c.waiting() {
         let budget = c
             .prompt_budget_use()
             .map(|u| {
@@ -165,7 +172,7 @@ pub(super) fn kv_capacity(c: &Ctx, confidence: f64) -> Finding {
             runs_while(c.run()),
             num(c.queued()),
             pct(kv),
-            if c.sglang || c.trtllm {
+            if c.sglang || c.trtllm_reserves {
                 " plus reserved"
             } else {
                 ""

@@ -395,7 +395,9 @@ fn read_json(v: &Value, kind: Json, prefix: &[u8], s: &mut Sample) -> bool {
             (Some(a), Some(r)) => Some(a.saturating_sub(r)),
             _ => None,
         });
-        s.swapped = json_u32(v, "Paused Requests");
+        // Requests the scheduler paused in this iteration to free KV blocks (its
+        // MAX_UTILIZATION policy): preemptions, counted per iteration.
+        s.preempted = json_u32(v, "Paused Requests");
         s.kv_usage = json_num(v, "Fraction used KV cache blocks").or(
             match (
                 json_num(v, "Used KV cache blocks"),
@@ -408,7 +410,7 @@ fn read_json(v: &Value, kind: Json, prefix: &[u8], s: &mut Sample) -> bool {
     } else {
         s.running = json_u32(v, "numScheduledRequests");
         s.queued = json_u32(v, "numQueuedRequests");
-        s.swapped = json_u32(v, "numPausedRequests");
+        s.preempted = json_u32(v, "numPausedRequests");
         s.kv_usage = match (json_num(v, "usedNumBlocks"), json_num(v, "maxNumBlocks")) {
             (Some(u), Some(m)) if m > 0.0 => Some(u / m),
             _ => None,
@@ -744,7 +746,7 @@ mod tests {
         assert_eq!(o, ONE_FULL);
         let first = first.unwrap();
         assert_eq!(
-            (first.running, first.queued, first.swapped),
+            (first.running, first.queued, first.preempted),
             (Some(10), Some(2), Some(1))
         );
         assert_eq!(first.kv_usage, Some(0.133926));
@@ -790,7 +792,7 @@ mod tests {
         assert_eq!(o, ONE_FULL);
         let s = s.unwrap();
         assert_eq!(
-            (s.running, s.queued, s.swapped),
+            (s.running, s.queued, s.preempted),
             (Some(32), Some(7), Some(0))
         );
         assert!(close(s.kv_usage, 5495.0 / 7240.0));
