@@ -127,6 +127,10 @@ pub struct Sample {
     pub graph: Option<bool>,
     /// Requests retracted/preempted during the line's interval.
     pub preempted: Option<u32>,
+    /// Seconds the line's rates cover, where it is one engine iteration (or a
+    /// few) rather than a periodic line: such records are merged into samples
+    /// of about a second, so their rates are weighted by time.
+    pub interval_s: Option<f64>,
     /// The line was recognisably a stats line but could not be read in full.
     pub damaged: bool,
 }

@@ -159,6 +159,43 @@ fn tensorrt_llm_runs_are_named_for_what_binds() {
     assert_eq!(primary(&r), Kind::DecodeSaturated);
 }
 
+/// TensorRT-LLM logs every iteration: a decode step of tens of milliseconds, a
+/// prefill step of hundreds. The server's rate is tokens over time, so the
+/// iterations' rates count by the time they took (taken one by one, the many
+/// short decode steps overstate it several-fold where prefill takes the time).
+#[test]
+fn tensorrt_llm_throughput_is_tokens_over_time_however_long_its_iterations() {
+    for name in [
+        "kv_bound",
+        "prefill_heavy",
+        "running_cap",
+        "decode_saturated",
+    ] {
+        let (r, truth) = run(&SimConfig {
+            engine: Engine::Trtllm,
+            ..SimConfig::preset(name).unwrap()
+        });
+        let gen = r
+            .diagnosis
+            .as_ref()
+            .unwrap()
+            .facts
+            .server_gen_tok_s
+            .unwrap();
+        assert!(
+            (gen / truth.steady_gen_tok_s - 1.0).abs() < 0.10,
+            "{name}: gen {gen} vs {}",
+            truth.steady_gen_tok_s
+        );
+        let sustained = r.summary.sustained_gen_tok_s.unwrap();
+        assert!(
+            (sustained / truth.steady_gen_tok_s - 1.0).abs() < 0.15,
+            "{name}: sustained {sustained} vs {}",
+            truth.steady_gen_tok_s
+        );
+    }
+}
+
 /// The seed story, with the exact figures of the brief: a startup line, then
 /// hours of `#running-req: ~56 … #queue-req: ~94` at ~885 tok/s.
 fn seed_story_log() -> String {

@@ -168,7 +168,8 @@ fn tensorrt_llm_advice_names_no_other_engines_flag() {
 #[test]
 fn paused_requests_are_preemptions_answered_with_the_policy_that_pauses_none() {
     // Triton's `Paused Requests` counts the requests its scheduler paused in that
-    // iteration (MAX_UTILIZATION frees their blocks): events, summed.
+    // iteration (MAX_UTILIZATION frees their blocks): events, summed. Iterations
+    // are merged into samples of about a second: an event is a second with pauses.
     let name = "synthetic_triton-max-utilization-pauses";
     let text = String::from_utf8(common::fixture(&format!("trtllm/{name}.log"))).unwrap();
     let paused: Vec<u64> = text
@@ -178,9 +179,13 @@ fn paused_requests_are_preemptions_answered_with_the_policy_that_pauses_none() {
         .collect();
     assert!(paused.len() > 100, "{}", paused.len());
     let r = report(name);
-    assert_eq!(
-        r.summary.retractions,
-        paused.iter().filter(|&&p| p > 0).count() as u64
+    let iterations_pausing = paused.iter().filter(|&&p| p > 0).count() as u64;
+    // Pauses come in ~1 iteration in 7 over 30 s: in many of the seconds, at most all.
+    let seconds = r.span_seconds.ceil() as u64 + 1;
+    assert!(
+        (5..=iterations_pausing.min(seconds)).contains(&r.summary.retractions),
+        "{} events, {iterations_pausing} iterations pausing, {seconds} s",
+        r.summary.retractions
     );
     assert_eq!(r.summary.retracted_requests, paused.iter().sum::<u64>());
     let d = r.diagnosis.as_ref().unwrap();

@@ -273,6 +273,7 @@ fn read_iteration(line: &[u8], at: usize, s: &mut Sample) -> bool {
     if let Some(t) = step {
         s.gen_tok_s = generating.map(|g| g / t);
         s.input_tok_s = ctx_tokens.map(|c| c as f64 / t);
+        s.interval_s = Some(t);
     }
     ok && s.running.is_some()
 }
@@ -421,6 +422,7 @@ fn read_json(v: &Value, kind: Json, prefix: &[u8], s: &mut Sample) -> bool {
         {
             s.gen_tok_s = json_num(v, "numGenRequests").map(|g| g / t);
             s.input_tok_s = json_num(v, "numCtxTokens").map(|c| c / t);
+            s.interval_s = Some(t);
         }
         if let Some(r) = json_num(v, "attentionDpRank").filter(|r| *r >= 0.0) {
             s.source = rank_name(r as u64);
@@ -603,6 +605,7 @@ impl TrtllmParser {
             let dt = (d1 - d0) as f64 * 86_400.0 + (t1 - t0);
             if i1 > i0 && dt > 0.0 && dt < 60.0 {
                 s.gen_tok_s = json_num(v, "Generation Requests").map(|g| g * (i1 - i0) as f64 / dt);
+                s.interval_s = Some(dt);
             }
         }
         self.last_triton = now;

@@ -12,6 +12,7 @@ impl Timeline {
     /// of the last (or of the latest long one when the last is too short), with
     /// every run in brief.
     pub fn finish(mut self) -> Finished {
+        self.flush_merging();
         if self.runs.is_empty() {
             return self.finish_run();
         }

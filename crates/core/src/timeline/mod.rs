@@ -7,6 +7,7 @@
 
 use crate::config::ServerConfig;
 mod finish;
+mod merge;
 mod phase;
 
 use phase::{main_phase, Phase};
@@ -63,6 +64,8 @@ struct SourceAcc {
     /// Clock of this source's previous decode/interval line.
     prev_t: Option<f64>,
     series: Series,
+    /// Iterations not yet merged into a sample.
+    merging: merge::Merging,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -92,6 +95,10 @@ pub struct Timeline {
     gaps: Vec<Gap>,
     gap_count: u64,
     config: ServerConfig,
+    /// Some records were engine iterations: they are merged before use ([`merge`]).
+    merging: bool,
+    /// Merged samples, to be added (a buffer kept for reuse).
+    merged: Vec<Sample>,
     samples_since_start: bool,
     events: EventSummary,
     retracted_requests: u64,
@@ -236,6 +243,7 @@ impl Timeline {
     /// describes a run (figures, series, config, events) starts afresh, so a
     /// restart with other settings is judged on its own. The clock goes on.
     fn start_next_run(&mut self, line: u64) {
+        self.flush_merging();
         let brief = self.brief();
         let mut old = std::mem::take(self);
         self.clock = old.clock.take();
@@ -350,6 +358,47 @@ impl Timeline {
     }
 
     fn add_sample(&mut self, s: &Sample) {
+        if s.interval_s.is_none() && !self.merging {
+            return self.add_sample_now(s);
+        }
+        self.merge(s);
+    }
+
+    /// A record of a log with engine iterations: merged with its source's
+    /// iterations (or, without an interval, added after them).
+    #[inline(never)]
+    fn merge(&mut self, s: &Sample) {
+        self.merging = true;
+        let src = self.source_index(&s.source);
+        let mut out = std::mem::take(&mut self.merged);
+        let m = &mut self.sources[src].merging;
+        match s.interval_s {
+            Some(secs) => m.add(s, secs, &mut out),
+            None => {
+                out.extend(m.take());
+                out.push(s.clone());
+            }
+        }
+        for m in out.drain(..) {
+            self.add_sample_now(&m);
+        }
+        self.merged = out;
+    }
+
+    /// Adds every source's iterations not yet merged.
+    fn flush_merging(&mut self) {
+        if !self.merging {
+            return;
+        }
+        let mut out = std::mem::take(&mut self.merged);
+        out.extend(self.sources.iter_mut().filter_map(|a| a.merging.take()));
+        for m in out.drain(..) {
+            self.add_sample_now(&m);
+        }
+        self.merged = out;
+    }
+
+    fn add_sample_now(&mut self, s: &Sample) {
         self.samples_since_start = true;
         self.run_stat_lines += 1;
         self.run_last_line = s.line;
@@ -408,7 +457,10 @@ impl Timeline {
                 acc.running.add(s.running.map(f64::from));
                 acc.queued.add(s.queued.map(f64::from));
                 acc.kv.add(s.kv_usage);
-                if let (Some(g), Some(p)) = (s.gen_tok_s, acc.prev_t) {
+                if let (Some(g), Some(secs)) = (s.gen_tok_s, s.interval_s) {
+                    // Merged iterations: the time they took, not the stamps' (often whole seconds).
+                    self.gen_tokens += g * secs;
+                } else if let (Some(g), Some(p)) = (s.gen_tok_s, acc.prev_t) {
                     let dt = t - p;
                     if dt > 0.0 && dt <= IDLE_GAP_S {
                         self.gen_tokens += g * dt;
