@@ -172,6 +172,10 @@ pub struct Summary {
     pub retracted_requests: u64,
     pub out_of_memory_events: u64,
     pub restarts: u64,
+    /// Share of the server's time spent in iterations that prefill prompts, 0..1:
+    /// only where the log times each iteration (TensorRT-LLM).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefill_time_share: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

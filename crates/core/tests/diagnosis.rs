@@ -147,11 +147,25 @@ fn tensorrt_llm_runs_are_named_for_what_binds() {
     );
     let (r, _) = trt("client_underload");
     assert_eq!(primary(&r), Kind::ClientUnderload);
-    // Long prompts fill the iterations' prompt budget: prefill, not reservations.
+    // Long prompts: prefill, not reservations. The log times the iterations, and
+    // those that prefill take nearly all of it: more prefill compute comes first,
+    // then a larger prompt budget.
     let (r, _) = trt("prefill_heavy");
     assert_eq!(primary(&r), Kind::PrefillHeavy);
+    let share = r.summary.prefill_time_share.unwrap();
+    assert!(share > 0.9, "{share}");
+    let ids: Vec<&str> = r
+        .diagnosis
+        .as_ref()
+        .unwrap()
+        .primary
+        .actions
+        .iter()
+        .map(|a| a.id.as_str())
+        .collect();
+    assert_eq!(ids[..2], ["more_replicas", "batched_tokens"], "{ids:?}");
     assert!(
-        flags(&r)[0].starts_with("--max_num_tokens "),
+        flags(&r)[1].starts_with("--max_num_tokens "),
         "{:?}",
         flags(&r)
     );
@@ -1066,4 +1080,55 @@ fn the_first_remedy_is_not_predicted_to_cost_throughput() {
             );
         }
     }
+}
+
+/// Long prompts, short outputs, at the batch cap with the pool nearly full:
+/// the cap and the pool both look like limits, but TensorRT-LLM's log times its
+/// iterations and those that prefill take most of the time, so neither a larger
+/// pool nor a higher cap buys much (the simulator agrees): prefill leads.
+#[test]
+fn a_tensorrt_llm_run_busy_prefilling_is_prefill_bound_however_full_its_pool() {
+    let cfg = SimConfig {
+        engine: Engine::Trtllm,
+        seed: 823,
+        kv_capacity_tokens: 250_000,
+        max_running_requests: 64,
+        max_running_requests_explicit: true,
+        concurrency: 200,
+        num_requests: 100_000,
+        duration_s: 600.0,
+        prompt_len: batchlens_sim::LenDist::LogNormal {
+            mean: 4096.0,
+            sigma: 0.5,
+            min: 16,
+            max: 16_000,
+        },
+        output_len: batchlens_sim::LenDist::LogNormal {
+            mean: 128.0,
+            sigma: 0.5,
+            min: 8,
+            max: 8000,
+        },
+        max_new_tokens: 384,
+        ..SimConfig::default()
+    };
+    let (r, truth) = run(&cfg);
+    for bigger in [
+        SimConfig {
+            kv_capacity_tokens: 500_000,
+            ..cfg.clone()
+        },
+        SimConfig {
+            max_running_requests: 128,
+            ..cfg.clone()
+        },
+    ] {
+        let (_, more) = run(&bigger);
+        assert!(more.steady_gen_tok_s < 1.05 * truth.steady_gen_tok_s);
+    }
+    let d = r.diagnosis.as_ref().unwrap();
+    assert!(d.facts.kv_usage.unwrap() > 0.85, "{:?}", d.facts.kv_usage);
+    assert!(r.summary.prefill_time_share.unwrap() > 2.0 / 3.0);
+    assert_eq!(primary(&r), Kind::PrefillHeavy, "{}", d.primary.headline);
+    assert_eq!(d.primary.actions[0].id, "more_replicas");
 }

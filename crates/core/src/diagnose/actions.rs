@@ -540,6 +540,24 @@ pub fn prefill(c: &Ctx) -> Vec<Action> {
             "",
         ));
     } else if c.trtllm {
+        if let Some(share) = c
+            .facts
+            .prefill_time_share
+            .filter(|_| super::context::prefill_time_measured_dominates(c))
+        {
+            // Prefill is busy, not held back: a larger budget only makes its iterations longer.
+            v.push(action(
+                c,
+                "more_replicas",
+                "another replica behind the load balancer (or disaggregated serving: context and generation servers apart)".to_string(),
+                format!(
+                    "Iterations that prefill take {} of the time: the GPU is busy with prompts, so more prefill compute, not more room for requests, raises throughput",
+                    crate::render::pct(share)
+                ),
+                &[],
+                "throughput up about in proportion to the prefill compute added",
+            ));
+        }
         let cur = cfg.max_batched_tokens.unwrap_or(8192);
         v.push(action(
             c,

@@ -75,7 +75,7 @@ impl<'a> Ctx<'a> {
                 .map(|(g, n)| sig(g / n)),
             kv_tokens_per_request: kv_per_request.map(sig),
             pool_holds_requests: capacity.zip(kv_per_request).map(|(c, k)| sig(c / k)),
-            prefill_time_share: None,
+            prefill_time_share: r.summary.prefill_time_share,
             idle_fraction: (r.span_seconds > 0.0).then(|| dec(r.idle_seconds / r.span_seconds, 4)),
             // A rate needs time to spread over: none without busy time, and at least a minute.
             retractions_per_minute: (r.summary.retractions > 0 && r.busy_seconds > 0.0)
@@ -221,9 +221,17 @@ fn prefill_volume_share(r: &Report, sglang: bool, decode_lines: u64) -> Option<f
 }
 
 /// Prompt tokens so far beyond generated ones that prefill must take nearly all
-/// the time, even though a prompt token is much cheaper than a decode step.
+/// the time, even though a prompt token is much cheaper than a decode step; or
+/// the log times its iterations and those that prefill take most of it.
 pub(super) fn prefill_time_dominates(c: &Ctx) -> bool {
-    c.facts.prefill_token_share.unwrap_or(0.0) > 0.95
+    c.facts.prefill_token_share.unwrap_or(0.0) > 0.95 || prefill_time_measured_dominates(c)
+}
+
+/// The iterations that prefill take two thirds of the time or more, as the log
+/// times them: decode is left a third at most, so more room for running requests
+/// (a larger pool, a higher cap) can buy little, however full the pool or the batch.
+pub(super) fn prefill_time_measured_dominates(c: &Ctx) -> bool {
+    c.facts.prefill_time_share.is_some_and(|s| s >= 2.0 / 3.0)
 }
 
 /// Prompts dwarf outputs, though prefill need not take most of the time: prompt

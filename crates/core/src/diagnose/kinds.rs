@@ -214,6 +214,15 @@ pub(super) fn prefill(c: &Ctx, confidence: f64) -> Finding {
             c.line(),
         ));
     }
+    if let Some(share) = c.facts.prefill_time_share {
+        evidence.push(ev(
+            format!(
+                "Iterations that prefill prompts take {} of the server's time, as the log times them",
+                pct(share)
+            ),
+            Vec::new(),
+        ));
+    }
     if c.prefill_lines > 0 {
         evidence.push(ev(
             format!(

@@ -3,7 +3,7 @@
 use super::phase::{main_phase, Phase};
 use super::{Finished, Timeline, LONGER_RUN_FACTOR, MAX_SOURCE_SERIES, SHORT_RUN_LINES};
 use crate::report::{SourceSeries, SourceSummary, Summary, TimelineReport};
-use crate::round::sig;
+use crate::round::{dec, sig};
 use crate::stats::Stream;
 use crate::time::format_stamp;
 
@@ -83,6 +83,8 @@ impl Timeline {
             retracted_requests: self.retracted_requests,
             out_of_memory_events: self.events.out_of_memory,
             restarts: self.events.restarts,
+            prefill_time_share: (self.iteration_s > 0.0)
+                .then(|| dec(self.prefill_iteration_s / self.iteration_s, 4)),
         };
         let sources = self
             .sources

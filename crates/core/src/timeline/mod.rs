@@ -99,6 +99,9 @@ pub struct Timeline {
     merging: bool,
     /// Merged samples, to be added (a buffer kept for reuse).
     merged: Vec<Sample>,
+    /// Seconds of the iterations merged, and of those that prefilled prompts.
+    iteration_s: f64,
+    prefill_iteration_s: f64,
     samples_since_start: bool,
     events: EventSummary,
     retracted_requests: u64,
@@ -373,7 +376,15 @@ impl Timeline {
         let mut out = std::mem::take(&mut self.merged);
         let m = &mut self.sources[src].merging;
         match s.interval_s {
-            Some(secs) => m.add(s, secs, &mut out),
+            Some(secs) => {
+                if secs.is_finite() && secs > 0.0 {
+                    self.iteration_s += secs;
+                    if s.input_tok_s.is_some_and(|r| r > 0.0) {
+                        self.prefill_iteration_s += secs;
+                    }
+                }
+                m.add(s, secs, &mut out)
+            }
             None => {
                 out.extend(m.take());
                 out.push(s.clone());
