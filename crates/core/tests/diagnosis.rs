@@ -207,6 +207,14 @@ fn tensorrt_llm_throughput_is_tokens_over_time_however_long_its_iterations() {
             "{name}: sustained {sustained} vs {}",
             truth.steady_gen_tok_s
         );
+        // An iteration with prompts also decodes: only its time beyond a decode
+        // step is prefill's. The simulator counts the same.
+        let share = r.summary.prefill_time_share.unwrap();
+        let true_share = truth.prefill_s / (truth.prefill_s + truth.decode_s);
+        assert!(
+            (share - true_share).abs() < 0.05,
+            "{name}: prefill share {share} vs {true_share}"
+        );
     }
 }
 
@@ -1131,4 +1139,41 @@ fn a_tensorrt_llm_run_busy_prefilling_is_prefill_bound_however_full_its_pool() {
     assert!(r.summary.prefill_time_share.unwrap() > 2.0 / 3.0);
     assert_eq!(primary(&r), Kind::PrefillHeavy, "{}", d.primary.headline);
     assert_eq!(d.primary.actions[0].id, "more_replicas");
+}
+
+/// Short prompts join nearly every iteration of a busy TensorRT-LLM batch, but
+/// each adds little to a decode step: the time beyond the step is prefill's, not
+/// the whole iteration's, so the cap, which binds, is named (doubling it gains
+/// over 10 % in the simulator).
+#[test]
+fn short_prompts_in_decode_iterations_do_not_make_a_tensorrt_llm_run_prefill_bound() {
+    let len = |mean: f64| batchlens_sim::LenDist::LogNormal {
+        mean,
+        sigma: 0.5,
+        min: 8,
+        max: 16_000,
+    };
+    let cfg = SimConfig {
+        engine: Engine::Trtllm,
+        seed: 372,
+        kv_capacity_tokens: 1_000_000,
+        max_running_requests: 128,
+        max_running_requests_explicit: true,
+        concurrency: 400,
+        num_requests: 100_000,
+        duration_s: 600.0,
+        prompt_len: len(256.0),
+        output_len: len(128.0),
+        max_new_tokens: 384,
+        ..SimConfig::default()
+    };
+    let (r, truth) = run(&cfg);
+    let (_, doubled) = run(&SimConfig {
+        max_running_requests: 256,
+        ..cfg.clone()
+    });
+    assert!(doubled.steady_gen_tok_s > 1.1 * truth.steady_gen_tok_s);
+    let share = r.summary.prefill_time_share.unwrap();
+    assert!(share < 0.5, "{share}");
+    assert_eq!(primary(&r), Kind::RunningRequestLimit);
 }

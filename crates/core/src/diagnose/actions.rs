@@ -543,7 +543,7 @@ pub fn prefill(c: &Ctx) -> Vec<Action> {
         if let Some(share) = c
             .facts
             .prefill_time_share
-            .filter(|_| super::context::prefill_time_measured_dominates(c))
+            .filter(|_| super::context::prefill_time_dominates(c))
         {
             // Prefill is busy, not held back: a larger budget only makes its iterations longer.
             v.push(action(

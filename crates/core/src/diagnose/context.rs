@@ -220,18 +220,24 @@ fn prefill_volume_share(r: &Report, sglang: bool, decode_lines: u64) -> Option<f
     (sglang && decode_lines >= 10 && p > 0.0 && g > 0.0).then(|| dec(p / (p + g), 4))
 }
 
-/// Prompt tokens so far beyond generated ones that prefill must take nearly all
-/// the time, even though a prompt token is much cheaper than a decode step; or
-/// the log times its iterations and those that prefill take most of it.
+/// Prefill takes most of the time: as the log times its iterations, two thirds
+/// of it or more; else, where it does not, prompt tokens so far beyond generated
+/// ones that prefill must take nearly all of it, though a prompt token is much
+/// cheaper than a decode step.
 pub(super) fn prefill_time_dominates(c: &Ctx) -> bool {
-    c.facts.prefill_token_share.unwrap_or(0.0) > 0.95 || prefill_time_measured_dominates(c)
+    match c.facts.prefill_time_share {
+        Some(s) => s >= 2.0 / 3.0,
+        None => c.facts.prefill_token_share.unwrap_or(0.0) > 0.95,
+    }
 }
 
-/// The iterations that prefill take two thirds of the time or more, as the log
-/// times them: decode is left a third at most, so more room for running requests
-/// (a larger pool, a higher cap) can buy little, however full the pool or the batch.
-pub(super) fn prefill_time_measured_dominates(c: &Ctx) -> bool {
-    c.facts.prefill_time_share.is_some_and(|s| s >= 2.0 / 3.0)
+/// How sure prefill is what binds while requests wait, where the log times its
+/// iterations: the more of the time prefill takes, the less any more room for
+/// running requests (a larger pool, a higher cap) can buy, however full the pool
+/// or the batch. From 0.7 at half the time to 0.95 at nine tenths.
+pub(super) fn measured_prefill_confidence(c: &Ctx) -> Option<f64> {
+    let s = c.facts.prefill_time_share?;
+    Some(0.7 + 0.25 * ((s - 0.5) / 0.4).clamp(0.0, 1.0))
 }
 
 /// Prompts dwarf outputs, though prefill need not take most of the time: prompt

@@ -1,7 +1,7 @@
 //! The rules: which kinds a report shows, in what order, with what confidence.
 
 use super::context::{
-    confidence, prefill_time_dominates, prefill_time_measured_dominates, prompt_heavy, Ctx,
+    confidence, measured_prefill_confidence, prefill_time_dominates, prompt_heavy, Ctx,
 };
 use super::evidence::{
     few_lines_note, no_stats_evidence, no_stats_headline, other_server_evidence,
@@ -108,13 +108,10 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
         // and requests pile up (and hold the pool) whatever the pool's size. But a
         // batch at its running cap is held there by the cap, however long prefill
         // takes: the cap leads and prefill is named beside it (on simulated runs,
-        // doubling the cap then raises throughput by ~20 %) — unless the log times
-        // its iterations and prefill takes most of the time.
-        let cap_leads = at_cap && !prefill_time_measured_dominates(c);
-        out.push(prefill(
-            c,
-            confidence(c, if cap_leads { 0.7 } else { 0.95 }),
-        ));
+        // doubling the cap then raises throughput by ~20 %). Where the log times its
+        // iterations, the share of the time prefill takes says how sure.
+        let conf = measured_prefill_confidence(c).unwrap_or(if at_cap { 0.7 } else { 0.95 });
+        out.push(prefill(c, confidence(c, conf)));
     } else if waiting && !at_cap && kv.is_none_or(|u| u < kv_thr) && !reserved {
         let conf = 0.6 + if prefill_dominated { 0.2 } else { 0.0 };
         out.push(prefill(c, confidence(c, conf)));

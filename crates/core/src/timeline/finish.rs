@@ -84,7 +84,7 @@ impl Timeline {
             out_of_memory_events: self.events.out_of_memory,
             restarts: self.events.restarts,
             prefill_time_share: (self.iteration_s > 0.0)
-                .then(|| dec(self.prefill_iteration_s / self.iteration_s, 4)),
+                .then(|| dec(self.prefill_s / self.iteration_s, 4)),
         };
         let sources = self
             .sources

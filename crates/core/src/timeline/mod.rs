@@ -66,6 +66,8 @@ struct SourceAcc {
     series: Series,
     /// Iterations not yet merged into a sample.
     merging: merge::Merging,
+    /// Seconds of this source's latest iteration that only decoded.
+    decode_step_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -99,9 +101,10 @@ pub struct Timeline {
     merging: bool,
     /// Merged samples, to be added (a buffer kept for reuse).
     merged: Vec<Sample>,
-    /// Seconds of the iterations merged, and of those that prefilled prompts.
+    /// Seconds of the iterations merged that say whether they prefilled, and
+    /// the part of them spent prefilling.
     iteration_s: f64,
-    prefill_iteration_s: f64,
+    prefill_s: f64,
     samples_since_start: bool,
     events: EventSummary,
     retracted_requests: u64,
@@ -374,19 +377,23 @@ impl Timeline {
         self.merging = true;
         let src = self.source_index(&s.source);
         let mut out = std::mem::take(&mut self.merged);
-        let m = &mut self.sources[src].merging;
+        let acc = &mut self.sources[src];
         match s.interval_s {
             Some(secs) => {
-                if secs.is_finite() && secs > 0.0 {
+                if let Some(input) = s.input_tok_s.filter(|_| secs.is_finite() && secs > 0.0) {
                     self.iteration_s += secs;
-                    if s.input_tok_s.is_some_and(|r| r > 0.0) {
-                        self.prefill_iteration_s += secs;
+                    if input > 0.0 {
+                        // An iteration with prompts also decodes the running requests: its
+                        // prefill is the time beyond the source's latest decode-only step.
+                        self.prefill_s += (secs - acc.decode_step_s.unwrap_or(0.0)).max(0.0);
+                    } else if s.gen_tok_s.is_some_and(|g| g > 0.0) {
+                        acc.decode_step_s = Some(secs);
                     }
                 }
-                m.add(s, secs, &mut out)
+                acc.merging.add(s, secs, &mut out)
             }
             None => {
-                out.extend(m.take());
+                out.extend(acc.merging.take());
                 out.push(s.clone());
             }
         }
