@@ -606,6 +606,11 @@ impl TrtllmParser {
             if i1 > i0 && dt > 0.0 && dt < 60.0 {
                 s.gen_tok_s = json_num(v, "Generation Requests").map(|g| g * (i1 - i0) as f64 / dt);
                 s.interval_s = Some(dt);
+                if i1 == i0 + 1 {
+                    // One iteration timed: its prompt tokens too (polls between
+                    // whole seconds say nothing of the iterations they skip).
+                    s.input_tok_s = json_num(v, "Total Context Tokens").map(|c| c / dt);
+                }
             }
         }
         self.last_triton = now;
@@ -742,7 +747,7 @@ mod tests {
         let mut p = TrtllmParser::default();
         let line = |it: u32, t: &str| {
             format!(
-                r#"I0410 16:58:09.101112 1 model_instance_state.cc:1510] "{{\"Active Request Count\":12,\"Iteration Counter\":{it},\"Timestamp\":\"04-10-2026 16:58:{t}\",\"Context Requests\":0,\"Generation Requests\":10,\"Scheduled Requests\":10,\"Waiting Requests\":2,\"Paused Requests\":1,\"Fraction used KV cache blocks\":0.133926}}""#
+                r#"I0410 16:58:09.101112 1 model_instance_state.cc:1510] "{{\"Active Request Count\":12,\"Iteration Counter\":{it},\"Timestamp\":\"04-10-2026 16:58:{t}\",\"Context Requests\":0,\"Generation Requests\":10,\"Scheduled Requests\":10,\"Waiting Requests\":2,\"Paused Requests\":1,\"Total Context Tokens\":512,\"Fraction used KV cache blocks\":0.133926}}""#
             )
         };
         let (o, first) = read_with(&mut p, &line(41, "09.050000"), false);
@@ -757,17 +762,22 @@ mod tests {
         let (_, next) = read_with(&mut p, &line(42, "09.075000"), false);
         let next = next.unwrap();
         assert!(close(next.gen_tok_s, 10.0 / 0.025), "{next:?}");
+        assert!(close(next.input_tok_s, 512.0 / 0.025), "{next:?}");
+        assert!(close(next.interval_s, 0.025), "{next:?}");
         // Whole-second timestamps (older backends, the latest iteration per
         // poll): glog's microseconds time the iterations between two polls.
         let mut p = TrtllmParser::default();
         let polled = |it: u32, glog: &str| {
             format!(
-                r#"I0410 16:58:{glog} 1 libtensorrtllm.cc:1205] {{"Active Request Count":10,"Iteration Counter":{it},"Timestamp":"04-10-2026 16:58:09","Generation Requests":10,"Scheduled Requests":10}}"#
+                r#"I0410 16:58:{glog} 1 libtensorrtllm.cc:1205] {{"Active Request Count":10,"Iteration Counter":{it},"Timestamp":"04-10-2026 16:58:09","Generation Requests":10,"Scheduled Requests":10,"Total Context Tokens":512}}"#
             )
         };
         read_with(&mut p, &polled(100, "09.100000"), false);
         let (_, s) = read_with(&mut p, &polled(104, "09.200000"), false);
-        assert!(close(s.unwrap().gen_tok_s, 10.0 * 4.0 / 0.1));
+        let s = s.unwrap();
+        assert!(close(s.gen_tok_s, 10.0 * 4.0 / 0.1));
+        // Four iterations, one printed: their prompt tokens are not known.
+        assert_eq!(s.input_tok_s, None);
         // Left to `parse`: the rate needs the record before.
         assert_eq!(
             TrtllmParser::default().read_ahead(line(43, "09.1").as_bytes(), &mut Vec::new()),
