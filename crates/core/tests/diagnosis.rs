@@ -24,15 +24,17 @@ fn primary(r: &Report) -> Kind {
     r.diagnosis.as_ref().expect("diagnosis").primary.kind
 }
 
+fn actions(r: &Report) -> &[batchlens_core::diagnose::Action] {
+    &r.diagnosis.as_ref().expect("diagnosis").primary.actions
+}
+
+/// The primary finding's actions, by id.
+fn action_ids(r: &Report) -> Vec<String> {
+    actions(r).iter().map(|a| a.id.clone()).collect()
+}
+
 fn flags(r: &Report) -> Vec<String> {
-    r.diagnosis
-        .as_ref()
-        .unwrap()
-        .primary
-        .actions
-        .iter()
-        .map(|a| a.flag.clone())
-        .collect()
+    actions(r).iter().map(|a| a.flag.clone()).collect()
 }
 
 #[test]
@@ -124,15 +126,7 @@ fn tensorrt_llm_runs_are_named_for_what_binds() {
         "gen {gen} vs {}",
         truth.steady_gen_tok_s
     );
-    let ids: Vec<String> = r
-        .diagnosis
-        .as_ref()
-        .unwrap()
-        .primary
-        .actions
-        .iter()
-        .map(|a| a.id.clone())
-        .collect();
+    let ids = action_ids(&r);
     assert_eq!(
         ids[..2],
         ["max_tokens", "capacity_scheduler_policy"],
@@ -154,15 +148,7 @@ fn tensorrt_llm_runs_are_named_for_what_binds() {
     assert_eq!(primary(&r), Kind::PrefillHeavy);
     let share = r.summary.prefill_time_share.unwrap();
     assert!(share > 0.9, "{share}");
-    let ids: Vec<&str> = r
-        .diagnosis
-        .as_ref()
-        .unwrap()
-        .primary
-        .actions
-        .iter()
-        .map(|a| a.id.as_str())
-        .collect();
+    let ids = action_ids(&r);
     assert_eq!(ids[..2], ["more_replicas", "batched_tokens"], "{ids:?}");
     assert!(
         flags(&r)[1].starts_with("--max_num_tokens "),
@@ -1138,7 +1124,7 @@ fn a_tensorrt_llm_run_busy_prefilling_is_prefill_bound_however_full_its_pool() {
     assert!(d.facts.kv_usage.unwrap() > 0.85, "{:?}", d.facts.kv_usage);
     assert!(r.summary.prefill_time_share.unwrap() > 2.0 / 3.0);
     assert_eq!(primary(&r), Kind::PrefillHeavy, "{}", d.primary.headline);
-    assert_eq!(d.primary.actions[0].id, "more_replicas");
+    assert_eq!(action_ids(&r)[0], "more_replicas");
 }
 
 /// Short prompts join nearly every iteration of a busy TensorRT-LLM batch, but
