@@ -208,3 +208,34 @@ fn paused_requests_are_preemptions_answered_with_the_policy_that_pauses_none() {
     assert!(!text.contains("reserves each request's prompt"), "{text}");
     assert!(!text.contains("plus reserved"), "{text}");
 }
+
+#[test]
+fn iterations_of_absurd_length_are_taken_as_they_are() {
+    // A damaged or hostile `/metrics` object: an iteration of 10^300 ms is no
+    // iteration to merge, and no figure may become infinite.
+    let mut log = String::new();
+    for (it, ms) in [
+        (1, "20.0"),
+        (2, "1e300"),
+        (3, "20.0"),
+        (4, "1e300"),
+        (5, "20.0"),
+    ] {
+        log.push_str(&format!(
+            r#"{{"iter":{it},"iterLatencyMS":{ms},"numActiveRequests":8,"numQueuedRequests":0,"timestamp":"04-15-2025 12:34:5{it}.000000","inflightBatchingStats":{{"numScheduledRequests":8,"numContextRequests":0,"numGenRequests":8,"numCtxTokens":0,"numPausedRequests":0}},"kvCacheStats":{{"maxNumBlocks":100,"usedNumBlocks":10}}}}"#
+        ));
+        log.push('\n');
+    }
+    let r = common::analyze(log.as_bytes());
+    assert_eq!(r.input.stat_lines, 5);
+    let json = serde_json::to_string(&r).unwrap();
+    assert!(!json.contains("inf") && !json.contains("NaN"), "{json}");
+    let s = &r.summary;
+    // Each absurd one is a sample of its own, between the 20 ms ones it ends.
+    assert_eq!(s.gen_throughput_tok_s.map(|d| d.count), Some(5));
+    assert!(s.generated_tokens_estimate.is_finite());
+    assert!(s.sustained_gen_tok_s.is_none_or(f64::is_finite));
+    assert!(s
+        .prefill_time_share
+        .is_none_or(|p| (0.0..=1.0).contains(&p)));
+}

@@ -68,7 +68,7 @@ fn sum<T: std::ops::Add<Output = T>>(a: Option<T>, b: Option<T>) -> Option<T> {
 }
 
 impl Merging {
-    /// Adds record `s` covering `secs`; the merged sample once the records
+    /// Adds record `s` covering `secs` (finite, positive); the merged sample once the records
     /// cover [`MERGE_S`]. A record of another kind, or one printed well after
     /// the last (the engine was idle), ends the span before it.
     pub fn add(&mut self, s: &Sample, secs: f64, out: &mut Vec<Sample>) {
@@ -79,11 +79,6 @@ impl Merging {
         {
             out.extend(self.take());
         }
-        let secs = if secs.is_finite() && secs > 0.0 {
-            secs
-        } else {
-            0.0
-        };
         self.secs += secs;
         self.gen.add(s.gen_tok_s, secs);
         self.input.add(s.input_tok_s, secs);

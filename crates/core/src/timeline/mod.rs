@@ -378,9 +378,14 @@ impl Timeline {
         let src = self.source_index(&s.source);
         let mut out = std::mem::take(&mut self.merged);
         let acc = &mut self.sources[src];
-        match s.interval_s {
+        // An iteration of more than the idle gap is no iteration (a damaged or
+        // hostile line): its record is taken as it is.
+        match s
+            .interval_s
+            .filter(|t| t.is_finite() && *t > 0.0 && *t <= IDLE_GAP_S)
+        {
             Some(secs) => {
-                if let Some(input) = s.input_tok_s.filter(|_| secs.is_finite() && secs > 0.0) {
+                if let Some(input) = s.input_tok_s {
                     self.iteration_s += secs;
                     if input > 0.0 {
                         // An iteration with prompts also decodes the running requests: its
@@ -394,7 +399,10 @@ impl Timeline {
             }
             None => {
                 out.extend(acc.merging.take());
-                out.push(s.clone());
+                out.push(Sample {
+                    interval_s: None,
+                    ..s.clone()
+                });
             }
         }
         for m in out.drain(..) {
