@@ -53,6 +53,10 @@ struct Bucket {
     p_queued: Acc,
     p_kv_usage: Acc,
     gen: Acc,
+    /// Generated tokens of the lines that say the time their rate covers, and that time.
+    gen_tokens: f64,
+    gen_secs: f64,
+    gen_timed: u32,
     input: Acc,
     retractions: u32,
 }
@@ -70,6 +74,9 @@ impl Bucket {
         self.p_queued.merge(&o.p_queued);
         self.p_kv_usage.merge(&o.p_kv_usage);
         self.gen.merge(&o.gen);
+        self.gen_tokens += o.gen_tokens;
+        self.gen_secs += o.gen_secs;
+        self.gen_timed += o.gen_timed;
         self.input.merge(&o.input);
         self.retractions += o.retractions;
     }
@@ -92,6 +99,16 @@ pub struct Point {
     pub gen_tok_s: Option<f64>,
     pub input_tok_s: Option<f64>,
     pub retractions: u32,
+    /// Generated tokens over the seconds their lines' rates cover, where known:
+    /// a rate over the whole bucket's time, which a mean of the lines' rates is
+    /// not when their intervals differ.
+    #[serde(skip)]
+    pub gen_tokens: f64,
+    #[serde(skip)]
+    pub gen_secs: f64,
+    /// Lines (rounds of lines) those figures come from.
+    #[serde(skip)]
+    pub gen_timed: u32,
 }
 
 /// Values of one observation to put in a series.
@@ -102,6 +119,8 @@ pub struct Obs {
     pub kv_usage: Option<f64>,
     pub gen_tok_s: Option<f64>,
     pub input_tok_s: Option<f64>,
+    /// Tokens generated over the interval the rate covers, and its seconds.
+    pub gen_timed: Option<(f64, f64)>,
     /// From a prefill line rather than a decode/interval line.
     pub prefill: bool,
 }
@@ -196,6 +215,11 @@ impl Series {
             put(&mut b.kv_usage, o.kv_usage);
         }
         put(&mut b.gen, o.gen_tok_s);
+        if let Some((tokens, secs)) = o.gen_timed.filter(|(t, s)| t.is_finite() && s.is_finite()) {
+            b.gen_tokens += tokens;
+            b.gen_secs += secs;
+            b.gen_timed += 1;
+        }
         put(&mut b.input, o.input_tok_s);
     }
 
@@ -229,6 +253,9 @@ impl Series {
                 gen_tok_s: b.gen.mean(),
                 input_tok_s: b.input.mean(),
                 retractions: b.retractions,
+                gen_tokens: b.gen_tokens,
+                gen_secs: b.gen_secs,
+                gen_timed: b.gen_timed,
             })
             .collect()
     }

@@ -86,6 +86,40 @@ fn prefill_heavy_run_is_diagnosed_as_prefill_heavy() {
     assert_eq!(primary(&r), Kind::PrefillHeavy);
 }
 
+/// Engines rate the interval since they last logged. SGLang logs a decode line
+/// every 40 decode steps, so with long prefills between them the intervals run
+/// from a second to a minute: the steady figure is tokens over their time (a
+/// mean of the lines' rates read 176 tok/s where the server made 89).
+#[test]
+fn the_steady_rate_is_tokens_over_time_when_intervals_differ() {
+    for engine in [Engine::Sglang, Engine::VllmV1, Engine::VllmV0] {
+        for name in ["prefill_heavy", "kv_bound", "retraction"] {
+            let (r, truth) = run(&SimConfig {
+                engine,
+                ..SimConfig::preset(name).unwrap()
+            });
+            let gen = r
+                .diagnosis
+                .as_ref()
+                .unwrap()
+                .facts
+                .server_gen_tok_s
+                .unwrap();
+            assert!(
+                (gen / truth.steady_gen_tok_s - 1.0).abs() < 0.06,
+                "{engine:?} {name}: gen {gen} vs {}",
+                truth.steady_gen_tok_s
+            );
+            let sustained = r.summary.sustained_gen_tok_s.unwrap();
+            assert!(
+                (sustained / truth.steady_gen_tok_s - 1.0).abs() < 0.06,
+                "{engine:?} {name}: sustained {sustained} vs {}",
+                truth.steady_gen_tok_s
+            );
+        }
+    }
+}
+
 #[test]
 fn retraction_run_is_diagnosed_as_kv_retraction() {
     let (r, truth) = preset("retraction");

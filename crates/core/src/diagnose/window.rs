@@ -44,6 +44,23 @@ fn weighted_mean(points: &[Point], f: impl Fn(&Point) -> Option<f64>) -> Option<
     (n > 0.0).then(|| s / n)
 }
 
+/// Lines whose intervals are known, at least, for a rate over their time: a
+/// source's first line rates an interval the log does not show, which a short
+/// paste cannot spare.
+const MIN_TIMED_LINES: u32 = 10;
+
+/// Tokens generated over the time the lines' rates cover, where those times
+/// cover at least half the window: engines rate the interval since they last
+/// logged, and where those intervals differ (long prefills between decode
+/// lines) a mean of the rates overstates generation.
+fn timed_gen(points: &[Point], window_s: f64) -> Option<f64> {
+    let secs: f64 = points.iter().map(|p| p.gen_secs).sum();
+    let tokens: f64 = points.iter().map(|p| p.gen_tokens).sum();
+    let lines: u32 = points.iter().map(|p| p.gen_timed).sum();
+    (lines >= MIN_TIMED_LINES && secs > 0.0 && secs >= 0.5 * window_s && tokens.is_finite())
+        .then(|| tokens / secs)
+}
+
 pub(crate) fn median(mut v: Vec<f64>) -> Option<f64> {
     if v.is_empty() {
         return None;
@@ -124,7 +141,7 @@ pub fn steady(r: &Report) -> Window {
         running: weighted_mean(w, |p| p.running),
         queued: weighted_mean(w, |p| p.queued),
         kv_usage: weighted_mean(w, |p| p.kv_usage),
-        gen_tok_s: weighted_mean(w, |p| p.gen_tok_s),
+        gen_tok_s: timed_gen(w, end_s - start_s).or_else(|| weighted_mean(w, |p| p.gen_tok_s)),
         input_tok_s: weighted_mean(w, |p| p.input_tok_s),
         queue_share: (!qs.is_empty())
             .then(|| qs.iter().filter(|b| **b).count() as f64 / qs.len() as f64),

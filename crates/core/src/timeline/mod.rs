@@ -445,8 +445,10 @@ impl Timeline {
         self.run_prefill_lines += prefill as u64;
 
         // Idle accounting: long silences, and intervals that end in a line with nothing to do.
+        let mut busy_before = true;
         if let Some(prev) = self.last_stat_t {
             let gap = t - prev;
+            busy_before = gap <= IDLE_GAP_S;
             let nothing = s.running == Some(0) && s.queued.unwrap_or(0) == 0 && !prefill;
             if gap > IDLE_GAP_S {
                 self.idle_s += gap;
@@ -475,6 +477,7 @@ impl Timeline {
         self.last_stat_t = Some(t);
 
         let src = self.source_index(&s.source);
+        let mut gen_secs = None;
         {
             let acc = &mut self.sources[src];
             acc.stat_lines += 1;
@@ -483,14 +486,18 @@ impl Timeline {
                 acc.running.add(s.running.map(f64::from));
                 acc.queued.add(s.queued.map(f64::from));
                 acc.kv.add(s.kv_usage);
-                if let (Some(g), Some(secs)) = (s.gen_tok_s, s.interval_s) {
-                    // Merged iterations: the time they took, not the stamps' (often whole seconds).
-                    self.gen_tokens += g * secs;
-                } else if let (Some(g), Some(p)) = (s.gen_tok_s, acc.prev_t) {
-                    let dt = t - p;
-                    if dt > 0.0 && dt <= IDLE_GAP_S {
-                        self.gen_tokens += g * dt;
+                // The time the line's rate covers: merged iterations' own, else
+                // since the source's previous line (engines rate the interval since
+                // they last logged), unless the server fell silent just before.
+                gen_secs = match (s.interval_s, acc.prev_t) {
+                    (Some(secs), _) => Some(secs),
+                    (None, Some(p)) => {
+                        Some(t - p).filter(|dt| *dt > 0.0 && (*dt <= IDLE_GAP_S || busy_before))
                     }
+                    _ => None,
+                };
+                if let (Some(g), Some(secs)) = (s.gen_tok_s, gen_secs) {
+                    self.gen_tokens += g * secs;
                 }
                 acc.prev_t = Some(t);
             }
@@ -504,6 +511,7 @@ impl Timeline {
                         kv_usage: s.kv_usage,
                         gen_tok_s: s.gen_tok_s,
                         input_tok_s: s.input_tok_s,
+                        gen_timed: s.gen_tok_s.zip(gen_secs).map(|(g, d)| (g * d, d)),
                         prefill,
                     },
                 );
@@ -512,7 +520,7 @@ impl Timeline {
         if prefill {
             self.prefill_tokens += s.prefill_tokens.unwrap_or(0);
             self.cached_tokens += s.cached_tokens.unwrap_or(0);
-            self.prefill.add(src, rel, s, &mut self.series, true);
+            self.prefill.add(src, rel, s, None, &mut self.series, true);
         } else {
             if let Some(p) = s.preempted.filter(|&p| p > 0) {
                 // Per-interval preemption counts (vLLM V1) are events too.
@@ -520,7 +528,8 @@ impl Timeline {
                 self.retracted_requests += p as u64;
                 self.series.add_retraction(rel, s.line);
             }
-            self.decode.add(src, rel, s, &mut self.series, false);
+            self.decode
+                .add(src, rel, s, gen_secs, &mut self.series, false);
         }
     }
 }

@@ -14,11 +14,14 @@ struct Held {
     kv_usage: Option<f64>,
     gen_tok_s: Option<f64>,
     input_tok_s: Option<f64>,
+    /// Seconds the line's generation rate covers, where known.
+    gen_secs: Option<f64>,
 }
 
 impl Held {
-    fn of(s: &Sample) -> Self {
+    fn of(s: &Sample, gen_secs: Option<f64>) -> Self {
         Held {
+            gen_secs,
             running: s.running,
             queued: s.queued,
             kv_tokens: s.kv_tokens,
@@ -55,6 +58,7 @@ impl Phase {
         src: usize,
         t: f64,
         s: &Sample,
+        gen_secs: Option<f64>,
         series: &mut Series,
         prefill: bool,
     ) {
@@ -69,7 +73,7 @@ impl Phase {
             self.pending_line = s.line;
         }
         self.pending_n += 1;
-        self.pending[src] = Some(Held::of(s));
+        self.pending[src] = Some(Held::of(s, gen_secs));
     }
 
     pub(super) fn close(&mut self, series: &mut Series, prefill: bool) {
@@ -78,6 +82,9 @@ impl Phase {
         }
         let (mut run, mut q, mut kvt, mut gen, mut inp) = (None, None, None, None, None);
         let (mut kv_sum, mut kv_n) = (0.0, 0u32);
+        // The sources' tokens summed; their intervals (about the same: they print
+        // together) averaged.
+        let (mut tokens, mut secs, mut timed) = (0.0, 0.0, 0u32);
         self.pending_n = 0;
         fn acc<T: Into<f64> + Copy>(slot: &mut Option<f64>, v: Option<T>) {
             if let Some(v) = v {
@@ -90,6 +97,11 @@ impl Phase {
             acc(&mut kvt, s.kv_tokens.map(|v| v as f64));
             acc(&mut gen, s.gen_tok_s);
             acc(&mut inp, s.input_tok_s);
+            if let (Some(g), Some(d)) = (s.gen_tok_s, s.gen_secs) {
+                tokens += g * d;
+                secs += d;
+                timed += 1;
+            }
             if let Some(u) = s.kv_usage {
                 kv_sum += u;
                 kv_n += 1;
@@ -128,6 +140,7 @@ impl Phase {
                 kv_usage: kv,
                 gen_tok_s: gen,
                 input_tok_s: inp,
+                gen_timed: (timed > 0).then(|| (tokens, secs / timed as f64)),
                 prefill,
             },
         );
