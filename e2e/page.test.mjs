@@ -582,7 +582,12 @@ async function engineLogInPage(fixture, engine, flags, foreign) {
   const report = JSON.parse(cliJson(file));
   assert.equal(report.engine, engine);
   assert.equal(await page.textContent('#kind'), report.diagnosis.primary.kind);
-  assert.match(await page.textContent('#summary'), new RegExp(`Engine\\s*${engine}`));
+  const summary = await page.textContent('#summary');
+  assert.match(summary, new RegExp(`Engine\\s*${engine}`));
+  // The share of time in prefill, where the log times its iterations, and only there.
+  const share = report.summary.prefill_time_share;
+  if (share == null) assert.doesNotMatch(summary, /Prefill time/);
+  else assert.match(summary, new RegExp(`Prefill time\\s*${Math.round(share * 100)}% of the iterations' time`));
   const actions = await page.textContent('#actions');
   for (const f of flags) assert.match(actions, f);
   assert.doesNotMatch(actions, foreign);

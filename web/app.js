@@ -244,6 +244,10 @@ function renderSummary(r) {
     ['KV cache usage', s.kv_usage ? `mean ${fmtNum(s.kv_usage.mean * 100)}%, max ${fmtNum(s.kv_usage.max * 100)}%` : '–'],
     ['Retractions', fmtNum(s.retractions)],
   );
+  // Only where the log times its iterations (TensorRT-LLM).
+  if (s.prefill_time_share != null) {
+    rows.push(['Prefill time', `${fmtNum(s.prefill_time_share * 100)}% of the iterations' time`]);
+  }
   const dl = $('summary');
   dl.replaceChildren();
   for (const [k, v] of rows) dl.append(el('dt', k), el('dd', v));

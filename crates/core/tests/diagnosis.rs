@@ -1152,8 +1152,13 @@ fn a_tensorrt_llm_run_busy_prefilling_is_prefill_bound_however_full_its_pool() {
     }
     let d = r.diagnosis.as_ref().unwrap();
     assert!(d.facts.kv_usage.unwrap() > 0.85, "{:?}", d.facts.kv_usage);
-    assert!(r.summary.prefill_time_share.unwrap() > 2.0 / 3.0);
+    let share = r.summary.prefill_time_share.unwrap();
+    assert!(share > 2.0 / 3.0);
     assert_eq!(primary(&r), Kind::PrefillHeavy, "{}", d.primary.headline);
+    // The figures say it too, in the terminal and in Markdown.
+    let said = format!("prefill {} of the time", render::pct(share));
+    assert!(render::text(&r, false).contains(&format!("· {said}")));
+    assert!(render::markdown(&r).contains(&format!(", {said})")));
     assert_eq!(action_ids(&r)[0], "more_replicas");
 }
 

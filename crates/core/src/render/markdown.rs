@@ -26,11 +26,12 @@ pub fn markdown(r: &Report) -> String {
     let _ = writeln!(o, "## batchlens report ({})\n", esc(&r.engine));
     let _ = writeln!(
         o,
-        "{}, {} ({} busy, {} idle).\n",
+        "{}, {} ({} busy, {} idle{}).\n",
         super::count(r.input.lines as f64, "line", "lines"),
         super::scope(r),
         duration(r.busy_seconds),
-        duration(r.idle_seconds)
+        duration(r.idle_seconds),
+        super::prefill_time(r).replace(" ·", ",")
     );
     if let Some(d) = &r.diagnosis {
         let p = &d.primary;

@@ -135,6 +135,14 @@ pub(crate) fn summary_rows(r: &Report) -> Vec<(&'static str, Distribution, Fmt)>
     rows
 }
 
+/// ` · prefill N% of the time`, where the log times its iterations (else empty).
+fn prefill_time(r: &Report) -> String {
+    r.summary
+        .prefill_time_share
+        .map(|s| format!(" · prefill {} of the time", pct(s)))
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::{count, num};

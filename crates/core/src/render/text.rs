@@ -113,10 +113,11 @@ pub fn text(r: &Report, color: bool) -> String {
     }
     let _ = writeln!(
         o,
-        "  busy {} · idle {} · retractions/preemptions {}",
+        "  busy {} · idle {} · retractions/preemptions {}{}",
         duration(r.busy_seconds),
         duration(r.idle_seconds),
-        r.summary.retractions
+        r.summary.retractions,
+        super::prefill_time(r)
     );
     let c = &r.config;
     let mut cfg = Vec::new();
