@@ -1198,3 +1198,70 @@ fn short_prompts_in_decode_iterations_do_not_make_a_tensorrt_llm_run_prefill_bou
     assert!(share < 0.5, "{share}");
     assert_eq!(primary(&r), Kind::RunningRequestLimit);
 }
+
+/// The client keeps exactly as many requests in flight as the stated running
+/// cap admits: nothing waits, so the cap never shows as a queue, yet more in
+/// flight would only wait and a higher cap would find nothing more to run.
+/// The advice raises both, predicted together, and says no slot is spare.
+#[test]
+fn a_client_that_fills_the_running_cap_is_told_to_raise_both() {
+    for (engine, flag) in [
+        (Engine::VllmV1, "--max-num-seqs 32"),
+        (Engine::Sglang, "--max-running-requests 32"),
+    ] {
+        let len = |mean: f64| batchlens_sim::LenDist::LogNormal {
+            mean,
+            sigma: 0.5,
+            min: 16,
+            max: 16_000,
+        };
+        let cfg = SimConfig {
+            engine,
+            seed: 5,
+            kv_capacity_tokens: 500_000,
+            max_running_requests: 16,
+            max_running_requests_explicit: true,
+            concurrency: 16,
+            num_requests: 100_000,
+            duration_s: 600.0,
+            prompt_len: len(128.0),
+            output_len: len(256.0),
+            max_new_tokens: 768,
+            ..SimConfig::default()
+        };
+        let (r, truth) = run(&cfg);
+        let (_, both) = run(&SimConfig {
+            max_running_requests: 32,
+            concurrency: 32,
+            ..cfg.clone()
+        });
+        let d = r.diagnosis.as_ref().unwrap();
+        assert_eq!(primary(&r), Kind::ClientUnderload, "{engine:?}");
+        assert!(
+            d.primary.headline.contains("the cap of 16"),
+            "{}",
+            d.primary.headline
+        );
+        assert_eq!(
+            action_ids(&r)[..2],
+            ["raise_running_cap", "client_concurrency"]
+        );
+        assert_eq!(flags(&r)[0], flag);
+        assert!(
+            flags(&r)[1].contains("~32 requests in flight"),
+            "{:?}",
+            flags(&r)
+        );
+        let text = serde_json::to_string(&d.primary).unwrap();
+        assert!(!text.contains("slots to spare"), "{text}");
+        // Both doubled: the simulator gains over 30 %, and the prediction says so.
+        assert!(both.steady_gen_tok_s > 1.3 * truth.steady_gen_tok_s);
+        let p = actions(&r)[0].predicted.as_ref().unwrap();
+        assert!(
+            (p.gen_throughput_tok_s / both.steady_gen_tok_s - 1.0).abs() < 0.15,
+            "{engine:?}: predicted {} vs {}",
+            p.gen_throughput_tok_s,
+            both.steady_gen_tok_s
+        );
+    }
+}

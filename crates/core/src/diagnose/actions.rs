@@ -197,6 +197,11 @@ fn fp8_kv(c: &Ctx) -> Option<Action> {
 
 fn client_concurrency(c: &Ctx, target: f64, why: String) -> Action {
     let n = target.round().max(1.0);
+    in_flight(c, n, why, &[change("client_concurrency", n)])
+}
+
+/// Client advice: keep `n` requests in flight, predicted with `changes`.
+fn in_flight(c: &Ctx, n: f64, why: String, changes: &[Change]) -> Action {
     action(
         c,
         "client_concurrency",
@@ -213,7 +218,7 @@ fn client_concurrency(c: &Ctx, target: f64, why: String) -> Action {
             num(n)
         ),
         why,
-        &[change("client_concurrency", n)],
+        changes,
         "",
     )
 }
@@ -369,9 +374,7 @@ pub fn running_limit(c: &Ctx) -> Vec<Action> {
         v.extend(fp8_kv(c));
         return v;
     }
-    let cap = c.cap.unwrap_or(c.run()).max(1.0);
-    let room = c.facts.pool_holds_requests.unwrap_or(cap * 2.0);
-    let target = (cap * 2.0).min(room.max(cap * 1.25)).round();
+    let target = raised_cap(c);
     let mut v = Vec::new();
     if c.sglang {
         let spec = c.r.config.speculative_algorithm.is_some();
@@ -432,6 +435,14 @@ pub fn running_limit(c: &Ctx) -> Vec<Action> {
         ));
     }
     v
+}
+
+/// The running cap to advise: double the current one, as far as the pool holds
+/// (at least a quarter more).
+fn raised_cap(c: &Ctx) -> f64 {
+    let cap = c.cap.unwrap_or(c.run()).max(1.0);
+    let room = c.facts.pool_holds_requests.unwrap_or(cap * 2.0);
+    (cap * 2.0).min(room.max(cap * 1.25)).round()
 }
 
 /// The flag that caps the batch on a paged engine: vLLM's, LMDeploy's or TensorRT-LLM's.
@@ -727,6 +738,9 @@ pub fn decode_saturated(c: &Ctx) -> Vec<Action> {
 }
 
 pub fn client(c: &Ctx) -> Vec<Action> {
+    if c.client_fills_cap() {
+        return client_at_cap(c);
+    }
     let run = c.run().max(1.0);
     let room = c.cap.or(c.facts.pool_holds_requests).unwrap_or(run * 4.0);
     let target = (run * 2.0).min(room.max(run)).max(run + 1.0);
@@ -751,4 +765,40 @@ pub fn client(c: &Ctx) -> Vec<Action> {
             }
         ),
     )]
+}
+
+/// The client keeps exactly as many requests in flight as the running cap
+/// admits: more in flight would only wait, and a higher cap would find nothing
+/// more to run. The two rise together, and are predicted together.
+fn client_at_cap(c: &Ctx) -> Vec<Action> {
+    let cap = c.cap.unwrap_or(c.run()).max(1.0);
+    let target = raised_cap(c);
+    let both = [
+        change("max_running", target),
+        change("client_concurrency", target),
+    ];
+    let flag = if c.sglang {
+        "--max-running-requests"
+    } else {
+        batch_cap_flag(c)
+    };
+    vec![
+        action(
+            c,
+            "raise_running_cap",
+            format!("{flag} {}", num(target)),
+            format!(
+                "The client keeps {} requests in flight, exactly the cap: raise the cap and the client's concurrency together (either alone changes nothing)",
+                num(cap)
+            ),
+            &both,
+            "",
+        ),
+        in_flight(
+            c,
+            target,
+            format!("With the cap raised to {}: send that many at once", num(target)),
+            &both,
+        ),
+    ]
 }

@@ -174,6 +174,12 @@ impl<'a> Ctx<'a> {
             && !self.at_cap()
             && self.prompt_budget_use().is_some_and(|u| u < 0.5)
     }
+    /// Nothing waits while running sits at the configured cap: the client keeps
+    /// exactly as many requests in flight as the cap admits (a plateau with no
+    /// stated cap may be the client's own concurrency, so it does not count).
+    pub fn client_fills_cap(&self) -> bool {
+        !self.cap_inferred && self.cap.is_some() && self.at_cap() && !self.waiting()
+    }
     pub fn at_cap(&self) -> bool {
         match (self.cap, self.w.running_max) {
             (Some(c), Some(m)) => m >= 0.95 * c && self.w.running_p50.unwrap_or(0.0) >= 0.85 * c,

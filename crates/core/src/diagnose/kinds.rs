@@ -357,6 +357,17 @@ pub(super) fn client(c: &Ctx, confidence: f64) -> Finding {
             "The server was idle: nothing ran or waited in {} stats lines",
             c.stat_lines
         )
+    } else if c.client_fills_cap() {
+        format!(
+            "{} requests run — the cap of {} — and {}: the client keeps exactly as many in flight as the cap admits, so sending more would only queue and a higher cap would find nothing more to run; raise both together",
+            num(c.run()),
+            num(c.cap.unwrap_or(c.run())),
+            if c.w.queued.is_none() {
+                "the log does not say how many wait"
+            } else {
+                "nothing waits"
+            }
+        )
     } else if c.w.queued.is_none() {
         format!(
             "The server runs {} with KV {} used, and its log does not say how many wait: unless requests queue at the server, the client does not send enough concurrent work",
