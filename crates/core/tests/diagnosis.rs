@@ -16,6 +16,39 @@ fn run(cfg: &SimConfig) -> (Report, SimOutcome) {
     (common::analyze(text.as_bytes()), out)
 }
 
+/// A run as `bench/sweep.py` draws one: a server (pool, stated running cap),
+/// a client keeping `concurrency` in flight, log-normal prompt and output lengths.
+fn drawn(
+    engine: Engine,
+    seed: u64,
+    kv_tokens: u64,
+    cap: u32,
+    concurrency: u32,
+    prompt: u32,
+    output: u32,
+) -> SimConfig {
+    let len = |mean: u32, min: u32, max: u32| batchlens_sim::LenDist::LogNormal {
+        mean: mean as f64,
+        sigma: 0.5,
+        min,
+        max,
+    };
+    SimConfig {
+        engine,
+        seed,
+        kv_capacity_tokens: kv_tokens,
+        max_running_requests: cap,
+        max_running_requests_explicit: true,
+        concurrency,
+        num_requests: 100_000,
+        duration_s: 600.0,
+        prompt_len: len(prompt, 16, 16_000),
+        output_len: len(output, 8, 8000),
+        max_new_tokens: (3 * output).min(8192),
+        ..SimConfig::default()
+    }
+}
+
 fn preset(name: &str) -> (Report, SimOutcome) {
     run(&SimConfig::preset(name).unwrap_or_else(|| panic!("no preset {name}")))
 }
@@ -1112,30 +1145,7 @@ fn the_first_remedy_is_not_predicted_to_cost_throughput() {
 /// pool nor a higher cap buys much (the simulator agrees): prefill leads.
 #[test]
 fn a_tensorrt_llm_run_busy_prefilling_is_prefill_bound_however_full_its_pool() {
-    let cfg = SimConfig {
-        engine: Engine::Trtllm,
-        seed: 823,
-        kv_capacity_tokens: 250_000,
-        max_running_requests: 64,
-        max_running_requests_explicit: true,
-        concurrency: 200,
-        num_requests: 100_000,
-        duration_s: 600.0,
-        prompt_len: batchlens_sim::LenDist::LogNormal {
-            mean: 4096.0,
-            sigma: 0.5,
-            min: 16,
-            max: 16_000,
-        },
-        output_len: batchlens_sim::LenDist::LogNormal {
-            mean: 128.0,
-            sigma: 0.5,
-            min: 8,
-            max: 8000,
-        },
-        max_new_tokens: 384,
-        ..SimConfig::default()
-    };
+    let cfg = drawn(Engine::Trtllm, 823, 250_000, 64, 200, 4096, 128);
     let (r, truth) = run(&cfg);
     for bigger in [
         SimConfig {
@@ -1168,26 +1178,7 @@ fn a_tensorrt_llm_run_busy_prefilling_is_prefill_bound_however_full_its_pool() {
 /// over 10 % in the simulator).
 #[test]
 fn short_prompts_in_decode_iterations_do_not_make_a_tensorrt_llm_run_prefill_bound() {
-    let len = |mean: f64| batchlens_sim::LenDist::LogNormal {
-        mean,
-        sigma: 0.5,
-        min: 8,
-        max: 16_000,
-    };
-    let cfg = SimConfig {
-        engine: Engine::Trtllm,
-        seed: 372,
-        kv_capacity_tokens: 1_000_000,
-        max_running_requests: 128,
-        max_running_requests_explicit: true,
-        concurrency: 400,
-        num_requests: 100_000,
-        duration_s: 600.0,
-        prompt_len: len(256.0),
-        output_len: len(128.0),
-        max_new_tokens: 384,
-        ..SimConfig::default()
-    };
+    let cfg = drawn(Engine::Trtllm, 372, 1_000_000, 128, 400, 256, 128);
     let (r, truth) = run(&cfg);
     let (_, doubled) = run(&SimConfig {
         max_running_requests: 256,
@@ -1209,26 +1200,7 @@ fn a_client_that_fills_the_running_cap_is_told_to_raise_both() {
         (Engine::VllmV1, "--max-num-seqs 32"),
         (Engine::Sglang, "--max-running-requests 32"),
     ] {
-        let len = |mean: f64| batchlens_sim::LenDist::LogNormal {
-            mean,
-            sigma: 0.5,
-            min: 16,
-            max: 16_000,
-        };
-        let cfg = SimConfig {
-            engine,
-            seed: 5,
-            kv_capacity_tokens: 500_000,
-            max_running_requests: 16,
-            max_running_requests_explicit: true,
-            concurrency: 16,
-            num_requests: 100_000,
-            duration_s: 600.0,
-            prompt_len: len(128.0),
-            output_len: len(256.0),
-            max_new_tokens: 768,
-            ..SimConfig::default()
-        };
+        let cfg = drawn(engine, 5, 500_000, 16, 16, 128, 256);
         let (r, truth) = run(&cfg);
         let (_, both) = run(&SimConfig {
             max_running_requests: 32,
