@@ -70,6 +70,15 @@ fn flags(r: &Report) -> Vec<String> {
     actions(r).iter().map(|a| a.flag.clone()).collect()
 }
 
+/// The primary finding's `k`th action's flag starts with `start`.
+fn assert_flag(r: &Report, k: usize, start: &str) {
+    let f = flags(r);
+    assert!(
+        f.get(k).is_some_and(|f| f.starts_with(start)),
+        "{start} at {k}: {f:?}"
+    );
+}
+
 #[test]
 fn kv_bound_run_is_diagnosed_as_kv_capacity_with_the_right_throughput() {
     let (r, truth) = preset("kv_bound");
@@ -214,11 +223,7 @@ fn tensorrt_llm_runs_are_named_for_what_binds() {
     );
     let (r, _) = trt("running_cap");
     assert_eq!(primary(&r), Kind::RunningRequestLimit);
-    assert!(
-        flags(&r)[0].starts_with("--max_batch_size "),
-        "{:?}",
-        flags(&r)
-    );
+    assert_flag(&r, 0, "--max_batch_size ");
     let (r, _) = trt("client_underload");
     assert_eq!(primary(&r), Kind::ClientUnderload);
     // Long prompts: prefill, not reservations. The log times the iterations, and
@@ -230,11 +235,7 @@ fn tensorrt_llm_runs_are_named_for_what_binds() {
     assert!(share > 0.9, "{share}");
     let ids = action_ids(&r);
     assert_eq!(ids[..2], ["more_replicas", "batched_tokens"], "{ids:?}");
-    assert!(
-        flags(&r)[1].starts_with("--max_num_tokens "),
-        "{:?}",
-        flags(&r)
-    );
+    assert_flag(&r, 1, "--max_num_tokens ");
     let (r, _) = trt("decode_saturated");
     assert_eq!(primary(&r), Kind::DecodeSaturated);
 }
@@ -493,11 +494,7 @@ fn the_running_cap_is_per_dp_rank() {
     // 48 per rank with a queue: the cap binds.
     let r = common::analyze(two_rank_log(48).as_bytes());
     assert_eq!(primary(&r), Kind::RunningRequestLimit);
-    assert!(
-        flags(&r)[0].starts_with("--max-running-requests "),
-        "{:?}",
-        flags(&r)
-    );
+    assert_flag(&r, 0, "--max-running-requests ");
 }
 
 #[test]

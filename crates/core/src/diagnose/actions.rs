@@ -381,7 +381,7 @@ pub fn running_limit(c: &Ctx) -> Vec<Action> {
         v.push(action(
             c,
             "raise_running_cap",
-            format!("--max-running-requests {}", num(target)),
+            format!("{} {}", running_cap_flag(c), num(target)),
             if c.kv_tight() {
                 "The cap stops admission, but the KV pool is nearly full too: a higher cap admits only what the pool can hold, so grow the pool with it (FP8 KV cache, more memory)".to_string()
             } else if spec {
@@ -443,6 +443,15 @@ fn raised_cap(c: &Ctx) -> f64 {
     let cap = c.cap.unwrap_or(c.run()).max(1.0);
     let room = c.facts.pool_holds_requests.unwrap_or(cap * 2.0);
     (cap * 2.0).min(room.max(cap * 1.25)).round()
+}
+
+/// The flag that caps the running requests, on any engine.
+fn running_cap_flag(c: &Ctx) -> &'static str {
+    if c.sglang {
+        "--max-running-requests"
+    } else {
+        batch_cap_flag(c)
+    }
 }
 
 /// The flag that caps the batch on a paged engine: vLLM's, LMDeploy's or TensorRT-LLM's.
@@ -777,16 +786,11 @@ fn client_at_cap(c: &Ctx) -> Vec<Action> {
         change("max_running", target),
         change("client_concurrency", target),
     ];
-    let flag = if c.sglang {
-        "--max-running-requests"
-    } else {
-        batch_cap_flag(c)
-    };
     vec![
         action(
             c,
             "raise_running_cap",
-            format!("{flag} {}", num(target)),
+            format!("{} {}", running_cap_flag(c), num(target)),
             format!(
                 "The client keeps {} requests in flight, exactly the cap: raise the cap and the client's concurrency together (either alone changes nothing)",
                 num(cap)
