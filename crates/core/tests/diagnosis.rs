@@ -1234,3 +1234,108 @@ fn a_client_that_fills_the_running_cap_is_told_to_raise_both() {
         );
     }
 }
+
+/// The gain the primary finding's action `id` predicts, and the simulator's when
+/// the run is simulated again with `changed`.
+fn predicted_and_true_gain(cfg: &SimConfig, id: &str, changed: SimConfig) -> (f64, f64) {
+    let (r, truth) = run(cfg);
+    let (_, after) = run(&changed);
+    let d = r.diagnosis.as_ref().unwrap();
+    let a = d
+        .findings
+        .iter()
+        .flat_map(|f| &f.actions)
+        .find(|a| a.id == id)
+        .unwrap_or_else(|| panic!("no {id} in {:?}", action_ids(&r)));
+    let p = a.predicted.as_ref().expect("predicted");
+    let now = d.facts.server_gen_tok_s.expect("rate");
+    (
+        p.gen_throughput_tok_s / now - 1.0,
+        after.steady_gen_tok_s / truth.steady_gen_tok_s - 1.0,
+    )
+}
+
+#[test]
+fn a_run_pinned_at_its_cap_is_predicted_from_the_prior_not_from_its_drain() {
+    // vLLM prints every 10 s: its drain shows a few batch sizes, each an average over an
+    // interval in which the batch fell by half, and a fit through them put nearly all
+    // of a step on the requests (+3 % predicted for twice the cap; the simulator: +26 %).
+    let cfg = drawn(Engine::VllmV1, 82, 500_000, 64, 400, 128, 1024);
+    let (predicted, truth) = predicted_and_true_gain(
+        &cfg,
+        "raise_running_cap",
+        SimConfig {
+            max_running_requests: 128,
+            ..cfg.clone()
+        },
+    );
+    assert!(truth > 0.15, "{truth}");
+    assert!(
+        (predicted - truth).abs() < 0.1,
+        "predicted {predicted:.3}, simulated {truth:.3}"
+    );
+}
+
+#[test]
+fn prefill_stays_per_request_where_the_batch_cannot_be_fitted() {
+    // Long prompts, short outputs, pinned at a cap of 16: the prior alone split the
+    // step as if all of it were decode, and predicted +60 % for twice the cap (the
+    // simulator: +18 %); the prompt work moving from interval to interval measures
+    // prefill's part.
+    let cfg = drawn(Engine::VllmV1, 5, 1_000_000, 16, 48, 4096, 128);
+    let (predicted, truth) = predicted_and_true_gain(
+        &cfg,
+        "raise_running_cap",
+        SimConfig {
+            max_running_requests: 32,
+            ..cfg.clone()
+        },
+    );
+    assert!(
+        (predicted - truth).abs() < 0.1,
+        "predicted {predicted:.3}, simulated {truth:.3}"
+    );
+}
+
+#[test]
+fn a_paste_of_dp_ranks_is_predicted_like_the_log_that_states_their_number() {
+    // Each DP rank schedules its own batch. A paste of the ranks' stats lines, without
+    // the startup line that gives dp_size, was predicted as one batch four times as
+    // large (a third of the full log's gain for twice the concurrency).
+    let cfg = SimConfig {
+        dp_size: 4,
+        ..drawn(Engine::Sglang, 9, 500_000, 1024, 64, 512, 512)
+    };
+    let mut full = String::new();
+    simulate(&cfg, &mut |l| {
+        full.push_str(l);
+        full.push('\n');
+    });
+    let paste: String = full
+        .lines()
+        .filter(|l| l.contains(" batch"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let gain = |text: &str| {
+        let r = common::analyze(text.as_bytes());
+        let w = batchlens_core::whatif::predict(
+            &r,
+            &[batchlens_core::whatif::Change {
+                parameter: "client_concurrency".into(),
+                value: 128.0,
+            }],
+        )
+        .expect("a prediction");
+        (
+            r.config.data_parallel_size,
+            w.predicted.gen_throughput_tok_s / w.baseline.gen_throughput_tok_s - 1.0,
+        )
+    };
+    let (stated, with_startup) = gain(&full);
+    let (unstated, pasted) = gain(&paste);
+    assert_eq!((stated, unstated), (Some(4), None));
+    assert!(
+        (pasted - with_startup).abs() < 0.05,
+        "paste {pasted:.3}, full log {with_startup:.3}"
+    );
+}

@@ -112,7 +112,14 @@ impl Model {
             kv_per_request,
             sglang,
             input_tok_s: w.input_tok_s,
-            ranks,
+            // Each rank or engine that prints its own batch schedules its own: a paste of
+            // DP ranks without the startup lines that state their number counts them.
+            ranks: ranks.max(
+                r.sources
+                    .iter()
+                    .filter(|s| s.running_requests_mean.is_some())
+                    .count() as f64,
+            ),
         });
 
         // Share of the prefill work that recomputes retracted/preempted requests: each
@@ -367,6 +374,11 @@ impl Model {
                 format!(
                     "least squares over {} timeline buckets, R² {:.2}",
                     self.points, self.r2
+                )
+            } else if self.pf_per_request > 0.0 {
+                format!(
+                    "prior: too little spread in batch size to fit, but for prefill's {:.6} s × running, fitted to the prompt work",
+                    self.pf_per_request
                 )
             } else {
                 "prior: too little spread in batch size to fit".to_string()

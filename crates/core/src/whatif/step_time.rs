@@ -17,7 +17,8 @@ pub(super) struct StepInputs<'a> {
     pub sglang: bool,
     /// Steady-state prompt throughput, tok/s.
     pub input_tok_s: Option<f64>,
-    /// Ranks with their own scheduler (SGLang data parallelism).
+    /// Ranks or engines with their own scheduler (data parallelism), each with its share
+    /// of the batch.
     pub ranks: f64,
 }
 
@@ -77,7 +78,11 @@ impl StepTime {
             // which the batch moved from the previous count to this one: the batch that
             // produced it is on average half a line interval behind the bucket's mean.
             let lag = prev_n.map_or(0.0, |pn| (pn - n) / (2.0 * (p.samples as f64).max(1.0)));
+            let jump = prev_n.is_some_and(|pn| (pn - n).abs() > 0.25 * pn.max(n));
             prev_n = Some(n);
+            if jump {
+                continue;
+            }
             let n = n + lag;
             if n < 1.0 || g <= 0.0 {
                 continue;
@@ -136,6 +141,12 @@ impl StepTime {
         } else {
             i.input_tok_s.unwrap_or(0.0) / gen
         };
+        // Rows at batch sizes well off the steady one: without a few, the intercept and
+        // the per-request slope cannot be told apart (a run pinned at its cap).
+        let off_steady = rows
+            .iter()
+            .filter(|r| (r.0[1] - running).abs() > 0.2 * running)
+            .count();
         let mut candidates: Vec<&[usize]> = Vec::new();
         let separate_pf = pf_rows >= 4 && n_rows - pf_rows >= 4;
         if kv_ok && separate_pf {
@@ -177,6 +188,7 @@ impl StepTime {
                 && nonneg
                 && be > 0.0
                 && f.r2 >= 0.3
+                && off_steady >= 3
                 && (var_b.sqrt() < 0.5 * be || spread_n > 0.15);
             if ok {
                 let var_a = f.var(&xa);
@@ -203,13 +215,23 @@ impl StepTime {
             Some(f) => (f.a, f.b, f.c, f.pf, f.cov, f.r2, true),
             None => {
                 // Prior: memory-bound decode, per-request share n/(n + n0) at this batch.
+                // Prefill's part of the step, where the log measures it, is per request (each
+                // request's prompt, spread over its outputs) and stays outside the prior.
+                // SGLang's rows only say whether a bucket had prefill, nearly always so in a
+                // busy run: too little to measure by.
+                let pf = if sglang {
+                    0.0
+                } else {
+                    prefill_part(&all_rows, pf0, y0, running).unwrap_or(0.0)
+                };
+                let decode = y0 - pf * running;
                 let per_rank = running / ranks;
                 let share = per_rank / (per_rank + PRIOR_N0);
-                let a = (1.0 - share) * y0;
-                let b = share * y0 / running;
+                let a = (1.0 - share) * decode;
+                let b = share * decode / running + pf;
                 // ±50 % on the per-request part.
                 let cov = [[0.0, 0.0], [0.0, (0.5 * b).powi(2)]];
-                (a, b, 0.0, 0.0, cov, 0.0, false)
+                (a, b, 0.0, pf, cov, 0.0, false)
             }
         };
         // Anchor to the steady state: the level from the window, the split from the fit.
@@ -241,4 +263,26 @@ impl StepTime {
             spread,
         }
     }
+}
+
+/// Prefill seconds per step per running request at the steady state, from the rows of a
+/// run whose batch barely moves: the step against the prompt work alone, which moves from
+/// bucket to bucket as prompts arrive (the intercept holds decode at the steady batch).
+/// `None` unless the prompt work varies enough to tell, its slope is clearly positive, and
+/// decode keeps at least a tenth of the step.
+fn prefill_part(rows: &[(Vec<f64>, f64, f64)], pf0: f64, y0: f64, running: f64) -> Option<f64> {
+    if rows.len() < 8 || pf0 <= 0.0 {
+        return None;
+    }
+    let n = rows.len() as f64;
+    let mean = rows.iter().map(|r| r.0[3]).sum::<f64>() / n;
+    let sd = (rows.iter().map(|r| (r.0[3] - mean).powi(2)).sum::<f64>() / n).sqrt();
+    if mean <= 0.0 || sd < 0.1 * mean {
+        return None;
+    }
+    let f = robust_least_squares(rows, &[0, 3])?;
+    let beta = f.beta[1];
+    let se = f.var(&[0.0, 1.0]).sqrt();
+    let pf = beta * pf0;
+    (beta > 0.0 && se < 0.5 * beta && pf * running <= 0.9 * y0).then_some(pf)
 }
