@@ -1298,6 +1298,52 @@ fn prefill_stays_per_request_where_the_batch_cannot_be_fitted() {
 }
 
 #[test]
+fn a_batch_whose_doubling_buys_little_is_saturated_whatever_caps_it() {
+    // 400 in flight, all running, the pool two-thirds full: "the client sends too little"
+    // was the verdict, but the simulator gains under 10 % from any doubled lever.
+    let cfg = drawn(Engine::Sglang, 360, 250_000, 1024, 400, 256, 256);
+    let (r, truth) = run(&cfg);
+    let kinds: Vec<Kind> = r
+        .diagnosis
+        .as_ref()
+        .unwrap()
+        .findings
+        .iter()
+        .map(|f| f.kind)
+        .collect();
+    assert_eq!(kinds[..2], [Kind::DecodeSaturated, Kind::ClientUnderload]);
+    let d = &r.diagnosis.as_ref().unwrap().primary;
+    assert!(
+        d.evidence[1].statement.starts_with("Twice the batch"),
+        "{:?}",
+        d.evidence
+    );
+    for changed in [
+        SimConfig {
+            concurrency: 800,
+            ..cfg.clone()
+        },
+        SimConfig {
+            kv_capacity_tokens: 500_000,
+            ..cfg.clone()
+        },
+        SimConfig {
+            max_running_requests: 2048,
+            ..cfg.clone()
+        },
+    ] {
+        let (_, after) = run(&changed);
+        assert!(after.steady_gen_tok_s < 1.1 * truth.steady_gen_tok_s);
+    }
+
+    // Prompts 32 times the outputs, pinned at a cap of 64: the ceiling is prefill's.
+    let (r, _) = run(&drawn(Engine::VllmV1, 852, 1_000_000, 64, 96, 2048, 64));
+    assert_eq!(primary(&r), Kind::PrefillHeavy);
+    let d = &r.diagnosis.as_ref().unwrap().primary;
+    assert!(d.evidence[1].statement.starts_with("Twice the batch"));
+}
+
+#[test]
 fn a_paste_of_dp_ranks_is_predicted_like_the_log_that_states_their_number() {
     // Each DP rank schedules its own batch. A paste of the ranks' stats lines, without
     // the startup line that gives dp_size, was predicted as one batch four times as

@@ -3,12 +3,13 @@
 use super::context::{
     confidence, measured_prefill_confidence, prefill_time_dominates, prompt_heavy, Ctx,
 };
+use super::evidence::ev;
 use super::evidence::{
     few_lines_note, no_stats_evidence, no_stats_headline, other_server_evidence,
 };
 use super::kinds::{client, decode_saturated, kv_capacity, prefill, retraction, running_limit};
 use super::{Finding, Kind};
-use crate::render::{count, num};
+use crate::render::{count, num, pct};
 
 pub fn findings(c: &Ctx) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -183,6 +184,8 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
         out.push(client(c, confidence(c, conf.min(0.9))));
     }
 
+    plateau(c, &mut out);
+
     if out.is_empty() {
         out.push(Finding {
             kind: Kind::InsufficientData,
@@ -216,3 +219,70 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
     }
     out
 }
+
+/// A batch lever leads (the cap, the client's concurrency), but the step-time model
+/// says a batch twice as large buys little, whatever lets it grow: each request's own
+/// work (its KV reads, its prefill) is already most of a decode step, so throughput
+/// sits near the GPU's ceiling and a bigger batch mostly divides it among more
+/// requests. Decode saturation (or prefill, where prompts are most of that work) then
+/// leads, with the prediction as its evidence; the lever stays beside it.
+fn plateau(c: &Ctx, out: &mut Vec<Finding>) {
+    let Some(top) = out
+        .iter()
+        .max_by(|a, b| a.confidence.total_cmp(&b.confidence))
+    else {
+        return;
+    };
+    if !matches!(top.kind, Kind::RunningRequestLimit | Kind::ClientUnderload) {
+        return;
+    }
+    let Some(m) = c
+        .model
+        .as_ref()
+        .filter(|m| m.running > 0.0 && m.gen_tok_s > 0.0)
+    else {
+        return;
+    };
+    let doubled = 2.0 * m.running;
+    let gain = doubled / m.step(doubled) / m.gen_tok_s - 1.0;
+    // A NaN (a degenerate model) is no evidence either way.
+    if gain.is_nan() || gain >= PLATEAU_GAIN {
+        return;
+    }
+    let conf = (top.confidence + 0.05).min(0.9);
+    let evidence = ev(
+        format!(
+            "Twice the batch (~{} running instead of {}, whatever lets it grow) is predicted to add only {} ({} → {} tok/s): the requests would share about the same throughput",
+            num(doubled),
+            num(m.running),
+            pct(gain.max(0.0)),
+            num(m.gen_tok_s),
+            num(m.gen_tok_s * (1.0 + gain))
+        ),
+        Vec::new(),
+    );
+    // Where prompts are most of each request's part of the step, the ceiling is prefill's.
+    let kind = if m.pf_per_request >= 0.5 * m.b {
+        Kind::PrefillHeavy
+    } else {
+        Kind::DecodeSaturated
+    };
+    match out.iter_mut().find(|f| f.kind == kind) {
+        Some(f) => {
+            f.confidence = f.confidence.max(conf);
+            f.evidence.insert(1.min(f.evidence.len()), evidence);
+        }
+        None => {
+            let mut f = if kind == Kind::PrefillHeavy {
+                prefill(c, conf)
+            } else {
+                decode_saturated(c, conf)
+            };
+            f.evidence.insert(1.min(f.evidence.len()), evidence);
+            out.push(f);
+        }
+    }
+}
+
+/// Below this predicted gain from twice the batch, the batch is not what limits throughput.
+const PLATEAU_GAIN: f64 = 0.08;
