@@ -57,6 +57,8 @@ struct Bucket {
     gen_tokens: f64,
     gen_secs: f64,
     gen_timed: u32,
+    /// Prompt tokens prefilled within the intervals `gen_secs` covers.
+    prompt_tokens: f64,
     input: Acc,
     retractions: u32,
 }
@@ -77,6 +79,7 @@ impl Bucket {
         self.gen_tokens += o.gen_tokens;
         self.gen_secs += o.gen_secs;
         self.gen_timed += o.gen_timed;
+        self.prompt_tokens += o.prompt_tokens;
         self.input.merge(&o.input);
         self.retractions += o.retractions;
     }
@@ -109,6 +112,10 @@ pub struct Point {
     /// Lines (rounds of lines) those figures come from.
     #[serde(skip)]
     pub gen_timed: u32,
+    /// Prompt tokens prefilled within the intervals of `gen_secs` (SGLang's prefill
+    /// lines between a rank's decode lines): prompt work counted, not rated.
+    #[serde(skip)]
+    pub prompt_tokens: f64,
 }
 
 /// Values of one observation to put in a series.
@@ -121,6 +128,8 @@ pub struct Obs {
     pub input_tok_s: Option<f64>,
     /// Tokens generated over the interval the rate covers, and its seconds.
     pub gen_timed: Option<(f64, f64)>,
+    /// Prompt tokens prefilled within the interval of `gen_timed`.
+    pub prompt_tokens: f64,
     /// From a prefill line rather than a decode/interval line.
     pub prefill: bool,
 }
@@ -219,6 +228,7 @@ impl Series {
             b.gen_tokens += tokens;
             b.gen_secs += secs;
             b.gen_timed += 1;
+            b.prompt_tokens += o.prompt_tokens;
         }
         put(&mut b.input, o.input_tok_s);
     }
@@ -256,6 +266,7 @@ impl Series {
                 gen_tokens: b.gen_tokens,
                 gen_secs: b.gen_secs,
                 gen_timed: b.gen_timed,
+                prompt_tokens: b.prompt_tokens,
             })
             .collect()
     }

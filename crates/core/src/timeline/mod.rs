@@ -68,6 +68,8 @@ struct SourceAcc {
     merging: merge::Merging,
     /// Seconds of this source's latest iteration that only decoded.
     decode_step_s: Option<f64>,
+    /// Prompt tokens of this source's prefill lines since its previous decode line.
+    prompt_since: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -478,6 +480,7 @@ impl Timeline {
 
         let src = self.source_index(&s.source);
         let mut gen_secs = None;
+        let mut prompt_tokens = 0.0;
         {
             let acc = &mut self.sources[src];
             acc.stat_lines += 1;
@@ -500,6 +503,9 @@ impl Timeline {
                     self.gen_tokens += g * secs;
                 }
                 acc.prev_t = Some(t);
+                prompt_tokens = std::mem::take(&mut acc.prompt_since);
+            } else {
+                acc.prompt_since += s.prefill_tokens.unwrap_or(0) as f64;
             }
             if src < MAX_SOURCE_SERIES {
                 acc.series.add(
@@ -512,6 +518,7 @@ impl Timeline {
                         gen_tok_s: s.gen_tok_s,
                         input_tok_s: s.input_tok_s,
                         gen_timed: s.gen_tok_s.zip(gen_secs).map(|(g, d)| (g * d, d)),
+                        prompt_tokens: 0.0,
                         prefill,
                     },
                 );
@@ -528,8 +535,12 @@ impl Timeline {
                 self.retracted_requests += p as u64;
                 self.series.add_retraction(rel, s.line);
             }
+            let covered = gen_secs.map(|secs| phase::Covered {
+                secs,
+                prompt_tokens,
+            });
             self.decode
-                .add(src, rel, s, gen_secs, &mut self.series, false);
+                .add(src, rel, s, covered, &mut self.series, false);
         }
     }
 }

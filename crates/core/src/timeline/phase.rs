@@ -5,6 +5,14 @@ use crate::model::Sample;
 use crate::series::{Obs, Series};
 use crate::stats::Stream;
 
+/// The seconds a decode line's rate covers, and the prompt tokens its source
+/// prefilled within them.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Covered {
+    pub secs: f64,
+    pub prompt_tokens: f64,
+}
+
 /// What a round keeps of each source's line.
 #[derive(Debug, Clone, Copy)]
 struct Held {
@@ -14,14 +22,14 @@ struct Held {
     kv_usage: Option<f64>,
     gen_tok_s: Option<f64>,
     input_tok_s: Option<f64>,
-    /// Seconds the line's generation rate covers, where known.
-    gen_secs: Option<f64>,
+    /// What the line's generation rate covers, where known.
+    covered: Option<Covered>,
 }
 
 impl Held {
-    fn of(s: &Sample, gen_secs: Option<f64>) -> Self {
+    fn of(s: &Sample, covered: Option<Covered>) -> Self {
         Held {
-            gen_secs,
+            covered,
             running: s.running,
             queued: s.queued,
             kv_tokens: s.kv_tokens,
@@ -53,12 +61,13 @@ pub(super) struct Phase {
 }
 
 impl Phase {
+    #[inline(always)]
     pub(super) fn add(
         &mut self,
         src: usize,
         t: f64,
         s: &Sample,
-        gen_secs: Option<f64>,
+        covered: Option<Covered>,
         series: &mut Series,
         prefill: bool,
     ) {
@@ -73,7 +82,7 @@ impl Phase {
             self.pending_line = s.line;
         }
         self.pending_n += 1;
-        self.pending[src] = Some(Held::of(s, gen_secs));
+        self.pending[src] = Some(Held::of(s, covered));
     }
 
     pub(super) fn close(&mut self, series: &mut Series, prefill: bool) {
@@ -84,7 +93,7 @@ impl Phase {
         let (mut kv_sum, mut kv_n) = (0.0, 0u32);
         // The sources' tokens summed; their intervals (about the same: they print
         // together) averaged.
-        let (mut tokens, mut secs, mut timed) = (0.0, 0.0, 0u32);
+        let (mut tokens, mut secs, mut timed, mut prompt) = (0.0, 0.0, 0u32, 0.0);
         self.pending_n = 0;
         fn acc<T: Into<f64> + Copy>(slot: &mut Option<f64>, v: Option<T>) {
             if let Some(v) = v {
@@ -97,10 +106,11 @@ impl Phase {
             acc(&mut kvt, s.kv_tokens.map(|v| v as f64));
             acc(&mut gen, s.gen_tok_s);
             acc(&mut inp, s.input_tok_s);
-            if let (Some(g), Some(d)) = (s.gen_tok_s, s.gen_secs) {
-                tokens += g * d;
-                secs += d;
+            if let (Some(g), Some(c)) = (s.gen_tok_s, s.covered) {
+                tokens += g * c.secs;
+                secs += c.secs;
                 timed += 1;
+                prompt += c.prompt_tokens;
             }
             if let Some(u) = s.kv_usage {
                 kv_sum += u;
@@ -141,6 +151,7 @@ impl Phase {
                 gen_tok_s: gen,
                 input_tok_s: inp,
                 gen_timed: (timed > 0).then(|| (tokens, secs / timed as f64)),
+                prompt_tokens: prompt,
                 prefill,
             },
         );

@@ -69,6 +69,7 @@ impl StepTime {
         let mut rows: Vec<(Vec<f64>, f64, f64)> = Vec::new();
         let mut with_kv = 0usize;
         let mut prev_n: Option<f64> = None;
+        let (mut counted_prompt, mut counted_gen) = (0.0, 0.0);
         for p in i.points {
             let (Some(n), Some(g)) = (p.running, p.gen_tok_s) else {
                 prev_n = None;
@@ -108,7 +109,18 @@ impl StepTime {
                 Some(i) => i * y,
                 None => 0.0,
             };
-            rows.push((vec![1.0, n, kv, pf], y, wt));
+            // Prompt tokens per step by count, where the bucket has them (SGLang: the prefill
+            // lines between a rank's decode lines), for the prior's prefill part below.
+            let counted = if sglang {
+                (p.gen_tokens > 0.0).then(|| {
+                    counted_prompt += p.prompt_tokens;
+                    counted_gen += p.gen_tokens;
+                    p.prompt_tokens * n / p.gen_tokens
+                })
+            } else {
+                Some(pf)
+            };
+            rows.push((vec![1.0, n, kv, pf, counted.unwrap_or(f64::NAN)], y, wt));
         }
         let n_rows = rows.len();
         let pf_rows = rows.iter().filter(|r| r.0[3] > 0.0).count();
@@ -217,13 +229,18 @@ impl StepTime {
                 // Prior: memory-bound decode, per-request share n/(n + n0) at this batch.
                 // Prefill's part of the step, where the log measures it, is per request (each
                 // request's prompt, spread over its outputs) and stays outside the prior.
-                // SGLang's rows only say whether a bucket had prefill, nearly always so in a
-                // busy run: too little to measure by.
-                let pf = if sglang {
-                    0.0
+                // Per request, prompt tokens per generated token: SGLang's by count (its
+                // rows' prefill flag says too little to measure by).
+                let per_token = if sglang {
+                    if counted_gen > 0.0 {
+                        counted_prompt / counted_gen
+                    } else {
+                        0.0
+                    }
                 } else {
-                    prefill_part(&all_rows, pf0, y0, running).unwrap_or(0.0)
+                    pf0
                 };
+                let pf = prefill_part(&all_rows, per_token, y0, running).unwrap_or(0.0);
                 let decode = y0 - pf * running;
                 let per_rank = running / ranks;
                 let share = per_rank / (per_rank + PRIOR_N0);
@@ -271,6 +288,11 @@ impl StepTime {
 /// `None` unless the prompt work varies enough to tell, its slope is clearly positive, and
 /// decode keeps at least a tenth of the step.
 fn prefill_part(rows: &[(Vec<f64>, f64, f64)], pf0: f64, y0: f64, running: f64) -> Option<f64> {
+    let rows: Vec<(Vec<f64>, f64, f64)> = rows
+        .iter()
+        .filter(|r| r.0[4].is_finite())
+        .map(|r| (vec![r.0[0], r.0[1], r.0[2], r.0[4]], r.1, r.2))
+        .collect();
     if rows.len() < 8 || pf0 <= 0.0 {
         return None;
     }
@@ -280,7 +302,7 @@ fn prefill_part(rows: &[(Vec<f64>, f64, f64)], pf0: f64, y0: f64, running: f64) 
     if mean <= 0.0 || sd < 0.1 * mean {
         return None;
     }
-    let f = robust_least_squares(rows, &[0, 3])?;
+    let f = robust_least_squares(&rows, &[0, 3])?;
     let beta = f.beta[1];
     let se = f.var(&[0.0, 1.0]).sqrt();
     let pf = beta * pf0;
