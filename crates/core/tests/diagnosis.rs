@@ -1341,6 +1341,30 @@ fn a_batch_whose_doubling_buys_little_is_saturated_whatever_caps_it() {
         assert!(after.steady_gen_tok_s < 1.1 * truth.steady_gen_tok_s);
     }
 
+    // Two of its lines are a snapshot: no finding may claim more than one.
+    let mut text = String::new();
+    simulate(&cfg, &mut |l| {
+        text.push_str(l);
+        text.push('\n');
+    });
+    let two: String = text
+        .lines()
+        .filter(|l| l.contains("Decode batch"))
+        .skip(60)
+        .take(2)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let r = common::analyze(two.as_bytes());
+    let d = r.diagnosis.as_ref().unwrap();
+    assert!(
+        d.findings.iter().all(|f| f.confidence <= 0.45),
+        "{:?}",
+        d.findings
+            .iter()
+            .map(|f| (f.kind, f.confidence))
+            .collect::<Vec<_>>()
+    );
+
     // Prompts 32 times the outputs, pinned at a cap of 64: the ceiling is prefill's.
     let (r, _) = run(&drawn(Engine::VllmV1, 852, 1_000_000, 64, 96, 2048, 64));
     assert_eq!(primary(&r), Kind::PrefillHeavy);

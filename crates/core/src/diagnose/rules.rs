@@ -3,9 +3,8 @@
 use super::context::{
     confidence, measured_prefill_confidence, prefill_time_dominates, prompt_heavy, Ctx,
 };
-use super::evidence::ev;
 use super::evidence::{
-    few_lines_note, no_stats_evidence, no_stats_headline, other_server_evidence,
+    ev, few_lines_note, no_stats_evidence, no_stats_headline, other_server_evidence,
 };
 use super::kinds::{client, decode_saturated, kv_capacity, prefill, retraction, running_limit};
 use super::{Finding, Kind};
@@ -249,7 +248,7 @@ fn plateau(c: &Ctx, out: &mut Vec<Finding>) {
     if gain.is_nan() || gain >= PLATEAU_GAIN {
         return;
     }
-    let conf = (top.confidence + 0.05).min(0.9);
+    let conf = confidence(c, (top.confidence + 0.05).min(0.9));
     let evidence = ev(
         format!(
             "Twice the batch (~{} running instead of {}, whatever lets it grow) is predicted to add only {} ({} → {} tok/s): the requests would share about the same throughput",
