@@ -1370,6 +1370,29 @@ fn a_batch_whose_doubling_buys_little_is_saturated_whatever_caps_it() {
     assert_eq!(primary(&r), Kind::PrefillHeavy);
     let d = &r.diagnosis.as_ref().unwrap().primary;
     assert!(d.evidence[1].statement.starts_with("Twice the batch"));
+
+    // A pool that binds is no different: TensorRT-LLM, 800 in flight, the pool 87 % full
+    // (its reservations hold the rest), prompts 16 times the outputs. A pool twice the
+    // size gains under 10 % in the simulator.
+    let cfg = drawn(Engine::Trtllm, 491, 250_000, 128, 800, 2048, 128);
+    let (r, truth) = run(&cfg);
+    let (_, bigger) = run(&SimConfig {
+        kv_capacity_tokens: 500_000,
+        ..cfg.clone()
+    });
+    assert!(bigger.steady_gen_tok_s < 1.1 * truth.steady_gen_tok_s);
+    let d = r.diagnosis.as_ref().unwrap();
+    assert_eq!(
+        d.findings
+            .iter()
+            .map(|f| f.kind)
+            .take(2)
+            .collect::<Vec<_>>(),
+        [Kind::PrefillHeavy, Kind::KvCacheCapacity]
+    );
+    assert!(d.primary.evidence[1]
+        .statement
+        .starts_with("Twice the batch"));
 }
 
 #[test]

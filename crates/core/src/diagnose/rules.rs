@@ -219,7 +219,7 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
     out
 }
 
-/// A batch lever leads (the cap, the client's concurrency), but the step-time model
+/// A batch lever leads (the cap, the client's concurrency, the pool), but the step-time model
 /// says a batch twice as large buys little, whatever lets it grow: each request's own
 /// work (its KV reads, its prefill) is already most of a decode step, so throughput
 /// sits near the GPU's ceiling and a bigger batch mostly divides it among more
@@ -232,7 +232,10 @@ fn plateau(c: &Ctx, out: &mut Vec<Finding>) {
     else {
         return;
     };
-    if !matches!(top.kind, Kind::RunningRequestLimit | Kind::ClientUnderload) {
+    if !matches!(
+        top.kind,
+        Kind::RunningRequestLimit | Kind::ClientUnderload | Kind::KvCacheCapacity
+    ) {
         return;
     }
     let Some(m) = c
