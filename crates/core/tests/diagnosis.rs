@@ -8,12 +8,24 @@ use batchlens_core::{render, Report};
 use batchlens_sim::{simulate, Engine, SimConfig, SimOutcome};
 
 fn run(cfg: &SimConfig) -> (Report, SimOutcome) {
+    let (text, out) = log_of(cfg);
+    (common::analyze(text.as_bytes()), out)
+}
+
+fn log_of(cfg: &SimConfig) -> (String, SimOutcome) {
     let mut text = String::new();
     let out = simulate(cfg, &mut |l| {
         text.push_str(l);
         text.push('\n');
     });
-    (common::analyze(text.as_bytes()), out)
+    (text, out)
+}
+
+/// The lines of `text` that hold `needle`, as a paste of them.
+fn paste_of<'a>(text: &'a str, needle: &'a str) -> impl Iterator<Item = String> + 'a {
+    text.lines()
+        .filter(move |l| l.contains(needle))
+        .map(|l| format!("{l}\n"))
 }
 
 /// A run as `bench/sweep.py` draws one: a server (pool, stated running cap),
@@ -46,6 +58,19 @@ fn drawn(
         output_len: len(output, 8, 8000),
         max_new_tokens: (3 * output).min(8192),
         ..SimConfig::default()
+    }
+}
+
+/// Each changed run's steady generation stays under `limit` times the run's.
+fn gains_under(changed: &[SimConfig], truth: &SimOutcome, limit: f64) {
+    for c in changed {
+        let (_, after) = run(c);
+        assert!(
+            after.steady_gen_tok_s < limit * truth.steady_gen_tok_s,
+            "{} against {}",
+            after.steady_gen_tok_s,
+            truth.steady_gen_tok_s
+        );
     }
 }
 
@@ -1144,19 +1169,20 @@ fn the_first_remedy_is_not_predicted_to_cost_throughput() {
 fn a_tensorrt_llm_run_busy_prefilling_is_prefill_bound_however_full_its_pool() {
     let cfg = drawn(Engine::Trtllm, 823, 250_000, 64, 200, 4096, 128);
     let (r, truth) = run(&cfg);
-    for bigger in [
-        SimConfig {
-            kv_capacity_tokens: 500_000,
-            ..cfg.clone()
-        },
-        SimConfig {
-            max_running_requests: 128,
-            ..cfg.clone()
-        },
-    ] {
-        let (_, more) = run(&bigger);
-        assert!(more.steady_gen_tok_s < 1.05 * truth.steady_gen_tok_s);
-    }
+    gains_under(
+        &[
+            SimConfig {
+                kv_capacity_tokens: 500_000,
+                ..cfg.clone()
+            },
+            SimConfig {
+                max_running_requests: 128,
+                ..cfg.clone()
+            },
+        ],
+        &truth,
+        1.05,
+    );
     let d = r.diagnosis.as_ref().unwrap();
     assert!(d.facts.kv_usage.unwrap() > 0.85, "{:?}", d.facts.kv_usage);
     let share = r.summary.prefill_time_share.unwrap();
@@ -1323,36 +1349,29 @@ fn a_batch_whose_doubling_buys_little_is_saturated_whatever_caps_it() {
         "{:?}",
         d.evidence
     );
-    for changed in [
-        SimConfig {
-            concurrency: 800,
-            ..cfg.clone()
-        },
-        SimConfig {
-            kv_capacity_tokens: 500_000,
-            ..cfg.clone()
-        },
-        SimConfig {
-            max_running_requests: 2048,
-            ..cfg.clone()
-        },
-    ] {
-        let (_, after) = run(&changed);
-        assert!(after.steady_gen_tok_s < 1.1 * truth.steady_gen_tok_s);
-    }
+    gains_under(
+        &[
+            SimConfig {
+                concurrency: 800,
+                ..cfg.clone()
+            },
+            SimConfig {
+                kv_capacity_tokens: 500_000,
+                ..cfg.clone()
+            },
+            SimConfig {
+                max_running_requests: 2048,
+                ..cfg.clone()
+            },
+        ],
+        &truth,
+        1.1,
+    );
 
     // Two of its lines are a snapshot: no finding may claim more than one.
-    let mut text = String::new();
-    simulate(&cfg, &mut |l| {
-        text.push_str(l);
-        text.push('\n');
-    });
-    let two: String = text
-        .lines()
-        .filter(|l| l.contains("Decode batch"))
+    let two: String = paste_of(&log_of(&cfg).0, "Decode batch")
         .skip(60)
         .take(2)
-        .map(|l| format!("{l}\n"))
         .collect();
     let r = common::analyze(two.as_bytes());
     let d = r.diagnosis.as_ref().unwrap();
@@ -1376,11 +1395,14 @@ fn a_batch_whose_doubling_buys_little_is_saturated_whatever_caps_it() {
     // size gains under 10 % in the simulator.
     let cfg = drawn(Engine::Trtllm, 491, 250_000, 128, 800, 2048, 128);
     let (r, truth) = run(&cfg);
-    let (_, bigger) = run(&SimConfig {
-        kv_capacity_tokens: 500_000,
-        ..cfg.clone()
-    });
-    assert!(bigger.steady_gen_tok_s < 1.1 * truth.steady_gen_tok_s);
+    gains_under(
+        &[SimConfig {
+            kv_capacity_tokens: 500_000,
+            ..cfg.clone()
+        }],
+        &truth,
+        1.1,
+    );
     let d = r.diagnosis.as_ref().unwrap();
     assert_eq!(
         d.findings
@@ -1404,16 +1426,8 @@ fn a_paste_of_dp_ranks_is_predicted_like_the_log_that_states_their_number() {
         dp_size: 4,
         ..drawn(Engine::Sglang, 9, 500_000, 1024, 64, 512, 512)
     };
-    let mut full = String::new();
-    simulate(&cfg, &mut |l| {
-        full.push_str(l);
-        full.push('\n');
-    });
-    let paste: String = full
-        .lines()
-        .filter(|l| l.contains(" batch"))
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let full = log_of(&cfg).0;
+    let paste: String = paste_of(&full, " batch").collect();
     let gain = |text: &str| {
         let r = common::analyze(text.as_bytes());
         let w = batchlens_core::whatif::predict(
