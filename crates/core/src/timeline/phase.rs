@@ -61,7 +61,6 @@ pub(super) struct Phase {
 }
 
 impl Phase {
-    #[inline(always)]
     pub(super) fn add(
         &mut self,
         src: usize,
