@@ -109,17 +109,13 @@ impl StepTime {
                 Some(i) => i * y,
                 None => 0.0,
             };
-            // Prompt tokens per step by count, where the bucket has them (SGLang: the prefill
+            // SGLang: prompt tokens per step by count, where the bucket has them (the prefill
             // lines between a rank's decode lines), for the prior's prefill part below.
-            let counted = if sglang {
-                (p.gen_tokens > 0.0).then(|| {
-                    counted_prompt += p.prompt_tokens;
-                    counted_gen += p.gen_tokens;
-                    p.prompt_tokens * n / p.gen_tokens
-                })
-            } else {
-                Some(pf)
-            };
+            let counted = (sglang && p.gen_tokens > 0.0).then(|| {
+                counted_prompt += p.prompt_tokens;
+                counted_gen += p.gen_tokens;
+                p.prompt_tokens * n / p.gen_tokens
+            });
             rows.push((vec![1.0, n, kv, pf, counted.unwrap_or(f64::NAN)], y, wt));
         }
         let n_rows = rows.len();
@@ -240,7 +236,9 @@ impl StepTime {
                 } else {
                     pf0
                 };
-                let pf = prefill_part(&all_rows, per_token, y0, running).unwrap_or(0.0);
+                // SGLang's counted column; the others' prompt work is the usual one.
+                let col = if sglang { 4 } else { 3 };
+                let pf = prefill_part(&all_rows, col, per_token, y0, running).unwrap_or(0.0);
                 let decode = y0 - pf * running;
                 let per_rank = running / ranks;
                 let share = per_rank / (per_rank + PRIOR_N0);
@@ -283,26 +281,33 @@ impl StepTime {
 }
 
 /// Prefill seconds per step per running request at the steady state, from the rows of a
-/// run whose batch barely moves: the step against the prompt work alone, which moves from
+/// run whose batch barely moves: the step against the prompt work alone (column `col` of the
+/// rows, prompt tokens per step), which moves from
 /// bucket to bucket as prompts arrive (the intercept holds decode at the steady batch).
 /// `None` unless the prompt work varies enough to tell, its slope is clearly positive, and
 /// decode keeps at least a tenth of the step.
-fn prefill_part(rows: &[(Vec<f64>, f64, f64)], pf0: f64, y0: f64, running: f64) -> Option<f64> {
+fn prefill_part(
+    rows: &[(Vec<f64>, f64, f64)],
+    col: usize,
+    pf0: f64,
+    y0: f64,
+    running: f64,
+) -> Option<f64> {
     let rows: Vec<(Vec<f64>, f64, f64)> = rows
         .iter()
-        .filter(|r| r.0[4].is_finite())
-        .map(|r| (vec![r.0[0], r.0[1], r.0[2], r.0[4]], r.1, r.2))
+        .filter(|r| r.0[col].is_finite())
+        .map(|r| (vec![r.0[0], r.0[col]], r.1, r.2))
         .collect();
     if rows.len() < 8 || pf0 <= 0.0 {
         return None;
     }
     let n = rows.len() as f64;
-    let mean = rows.iter().map(|r| r.0[3]).sum::<f64>() / n;
-    let sd = (rows.iter().map(|r| (r.0[3] - mean).powi(2)).sum::<f64>() / n).sqrt();
+    let mean = rows.iter().map(|r| r.0[1]).sum::<f64>() / n;
+    let sd = (rows.iter().map(|r| (r.0[1] - mean).powi(2)).sum::<f64>() / n).sqrt();
     if mean <= 0.0 || sd < 0.1 * mean {
         return None;
     }
-    let f = robust_least_squares(&rows, &[0, 3])?;
+    let f = robust_least_squares(&rows, &[0, 1])?;
     let beta = f.beta[1];
     let se = f.var(&[0.0, 1.0]).sqrt();
     let pf = beta * pf0;
