@@ -71,9 +71,7 @@ struct Phrases {
     startup: [Finder<'static>; 10],
     hicache: [Finder<'static>; 3],
     request_log: [Finder<'static>; 2],
-    /// Every phrase behind the gate, to search a line the gate let through exactly.
-    gated: Vec<Finder<'static>>,
-    /// Whether a line can hold any of the phrases above at all.
+    /// Whether a line holds any of the phrases above at all.
     gate: Gate,
 }
 
@@ -116,7 +114,6 @@ fn phrases() -> &'static Phrases {
             startup: STARTUP.map(Finder::new),
             hicache: HICACHE.map(Finder::new),
             request_log: REQUEST_LOG.map(Finder::new),
-            gated: gated_phrases().map(Finder::new).collect(),
             gate,
         }
     })
@@ -237,12 +234,6 @@ fn hash(b: &[u8]) -> u64 {
     h
 }
 
-/// Whether a line holds any phrase behind the gate, searched for exactly.
-#[inline(never)]
-fn holds_a_phrase(line: &[u8]) -> bool {
-    any(&phrases().gated, line)
-}
-
 fn other_known(line: &[u8]) -> Option<&'static str> {
     let ph = phrases();
     if any(&ph.startup, line) {
@@ -270,16 +261,14 @@ impl LineParser for SglangParser {
             });
         }
         // No stats header and none of the other phrases: nothing here is ours.
-        if !phrases().gate.may_hold(line) {
+        if !phrases().gate.holds(line) {
             return Some(Ahead::NotMine);
         }
         let mark = out.len();
         let stats = self.parse_stats(line, 0, false, out);
         // The phrases behind the gate need state (retractions are de-duplicated):
-        // left to `parse`, in order; a line the gate let through that holds none
-        // of them (a 4-byte window matched by chance, as other servers' stats
-        // lines often do) is none of this parser's.
-        ahead_of(stats, out, mark, || !holds_a_phrase(line))
+        // left to `parse`, in order.
+        ahead_of(stats, out, mark, || false)
     }
 
     fn parse(&mut self, line: &[u8], no: u64, last_chance: bool, out: &mut Vec<Record>) -> Outcome {
@@ -289,7 +278,7 @@ impl LineParser for SglangParser {
                 damaged: 0,
             };
         }
-        if !phrases().gate.may_hold(line) {
+        if !phrases().gate.holds(line) {
             // No stats header, and none of the phrases below.
             return Outcome::NotMine;
         }
@@ -343,15 +332,15 @@ mod tests {
                 line.extend_from_slice(p);
                 line.extend_from_slice(b" tail");
                 assert!(
-                    ph.gate.may_hold(&line),
+                    ph.gate.holds(&line),
                     "{} at +{pad}",
                     String::from_utf8_lossy(p)
                 );
-                assert!(ph.gate.may_hold(&line[pad..]));
+                assert!(ph.gate.holds(&line[pad..]));
             }
-            assert!(ph.gate.may_hold(p));
+            assert!(ph.gate.holds(p));
         }
-        assert!(!ph.gate.may_hold(
+        assert!(!ph.gate.holds(
             b"[2026-05-07 13:40:42] INFO:     127.0.0.1:47182 - \"POST /generate HTTP/1.1\" 200 OK"
         ));
         for n in [0, 7, 10, 123, u32::MAX] {
