@@ -39,16 +39,16 @@ pub(super) struct Found {
 impl SglangParser {
     fn headers(&self, line: &[u8], v: &mut Vec<Found>) {
         v.clear();
-        // Every `batch` starts at a `b`, and stats lines hold few (access lines
-        // none): stepping from `b` to `b` is one byte scan per line, mostly.
+        // A search for `batch` itself, not a step from `b` to `b`: a long line
+        // of text (a request's prompt) holds a `b` every few dozen bytes.
         // ("batch" cannot overlap itself, so these are all its occurrences.)
+        static BATCH: std::sync::OnceLock<memchr::memmem::Finder<'static>> =
+            std::sync::OnceLock::new();
+        let batch = BATCH.get_or_init(|| memchr::memmem::Finder::new(b"batch"));
         let mut from = 0;
-        while let Some(i) = memchr::memchr(b'b', &line[from..]) {
+        while let Some(i) = batch.find(&line[from..]) {
             let pos = from + i;
             from = pos + 1;
-            if !line[pos..].starts_with(b"batch") {
-                continue;
-            }
             let before = &line[..pos];
             let (kind, start) = if before.ends_with(b"Decode ") {
                 (Header::Decode, pos - 7)
