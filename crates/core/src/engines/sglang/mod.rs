@@ -68,11 +68,29 @@ struct Phrases {
     max_total: Finder<'static>,
     kv_allocated: Finder<'static>,
     hierarchical: Finder<'static>,
-    startup: [Finder<'static>; 10],
-    hicache: [Finder<'static>; 3],
-    request_log: [Finder<'static>; 2],
-    /// Whether a line holds any of the phrases above at all.
+    /// Which of the phrases above a line holds.
     gate: Gate,
+    /// The gate's bits of each group of phrases.
+    bits: Groups,
+}
+
+/// The gate's bits ([`Gate::found`]) of the phrases each reading looks for.
+struct Groups {
+    headers: u64,
+    retraction: u64,
+    events: u64,
+    config: u64,
+    startup: u64,
+    hicache: u64,
+    request_log: u64,
+}
+
+/// The gate's bits of `group`'s phrases.
+fn bits_of(group: &[&[u8]]) -> u64 {
+    gated_phrases()
+        .enumerate()
+        .filter(|(_, p)| group.contains(p))
+        .fold(0, |bits, (i, _)| bits | 1 << i)
 }
 
 /// Every non-stats phrase the parser looks for: the gate must let each through.
@@ -111,10 +129,16 @@ fn phrases() -> &'static Phrases {
             max_total: Finder::new(MAX_TOTAL),
             kv_allocated: Finder::new(KV_ALLOCATED),
             hierarchical: Finder::new(HIERARCHICAL),
-            startup: STARTUP.map(Finder::new),
-            hicache: HICACHE.map(Finder::new),
-            request_log: REQUEST_LOG.map(Finder::new),
             gate,
+            bits: Groups {
+                headers: bits_of(&HEADERS),
+                retraction: bits_of(&[RETRACT, DECODE_OOM]),
+                events: bits_of(&[OOM[0], OOM[1], CRASH[0], CRASH[1], CRASH[2], CRASH[3]]),
+                config: bits_of(&[SERVER_ARGS, MAX_TOTAL, KV_ALLOCATED, HIERARCHICAL]),
+                startup: bits_of(&STARTUP),
+                hicache: bits_of(&HICACHE),
+                request_log: bits_of(&REQUEST_LOG),
+            },
         }
     })
 }
@@ -234,15 +258,17 @@ fn hash(b: &[u8]) -> u64 {
     h
 }
 
-fn other_known(line: &[u8]) -> Option<&'static str> {
-    let ph = phrases();
-    if any(&ph.startup, line) {
+/// The label of a line that holds the `found` phrases (the gate's bits) and
+/// none that the readings before claim.
+fn other_known(found: u64) -> Option<&'static str> {
+    let bits = &phrases().bits;
+    if found & bits.startup != 0 {
         return Some("startup");
     }
-    if any(&ph.hicache, line) {
+    if found & bits.hicache != 0 {
         return Some("hicache");
     }
-    if any(&ph.request_log, line) {
+    if found & bits.request_log != 0 {
         return Some("request_log");
     }
     None
@@ -261,11 +287,17 @@ impl LineParser for SglangParser {
             });
         }
         // No stats header and none of the other phrases: nothing here is ours.
-        if !phrases().gate.holds(line) {
+        let ph = phrases();
+        let found = ph.gate.found(line);
+        if found == 0 {
             return Some(Ahead::NotMine);
         }
         let mark = out.len();
-        let stats = self.parse_stats(line, 0, false, out);
+        let stats = if found & ph.bits.headers != 0 {
+            self.parse_stats(line, 0, false, out)
+        } else {
+            None
+        };
         // The phrases behind the gate need state (retractions are de-duplicated):
         // left to `parse`, in order.
         ahead_of(stats, out, mark, || false)
@@ -278,23 +310,34 @@ impl LineParser for SglangParser {
                 damaged: 0,
             };
         }
-        if !phrases().gate.holds(line) {
-            // No stats header, and none of the phrases below.
+        // Each reading below looks for phrases of its own: one that the line
+        // does not hold would find nothing.
+        let ph = phrases();
+        let found = ph.gate.found(line);
+        if found == 0 {
             return Outcome::NotMine;
         }
-        if let Some(o) = self.parse_stats(line, no, last_chance, out) {
-            return o;
+        if found & ph.bits.headers != 0 {
+            if let Some(o) = self.parse_stats(line, no, last_chance, out) {
+                return o;
+            }
         }
-        if let Some(o) = self.parse_retraction(line, no, out) {
-            return o;
+        if found & ph.bits.retraction != 0 {
+            if let Some(o) = self.parse_retraction(line, no, out) {
+                return o;
+            }
         }
-        if let Some(o) = self.parse_other_events(line, no, out) {
-            return o;
+        if found & ph.bits.events != 0 {
+            if let Some(o) = self.parse_other_events(line, no, out) {
+                return o;
+            }
         }
-        if let Some(o) = parse_config(line, no, out) {
-            return o;
+        if found & ph.bits.config != 0 {
+            if let Some(o) = parse_config(line, no, out) {
+                return o;
+            }
         }
-        match other_known(line) {
+        match other_known(found) {
             Some(k) => Outcome::Other(k),
             None => Outcome::NotMine,
         }
@@ -324,25 +367,48 @@ mod tests {
     #[test]
     fn the_gate_passes_every_phrase_and_dp_labels_read_as_before() {
         let ph = phrases();
-        for p in gated_phrases() {
+        for (i, p) in gated_phrases().enumerate() {
+            let shown = String::from_utf8_lossy(p);
             // Every offset: the gate looks at every fourth window only.
             for pad in 0..2 * Gate::STRIDE {
                 let mut line = b"[2026-01-01 00:00:00 TP1] x ".to_vec();
                 line.extend(std::iter::repeat_n(b'.', pad));
                 line.extend_from_slice(p);
                 line.extend_from_slice(b" tail");
-                assert!(
-                    ph.gate.holds(&line),
-                    "{} at +{pad}",
-                    String::from_utf8_lossy(p)
-                );
-                assert!(ph.gate.holds(&line[pad..]));
+                assert_eq!(ph.gate.found(&line), 1 << i, "{shown} at +{pad}");
+                assert_eq!(ph.gate.found(&line[pad..]), 1 << i, "{shown}");
             }
-            assert!(ph.gate.holds(p));
+            assert_eq!(ph.gate.found(p), 1 << i, "{shown}");
         }
-        assert!(!ph.gate.holds(
-            b"[2026-05-07 13:40:42] INFO:     127.0.0.1:47182 - \"POST /generate HTTP/1.1\" 200 OK"
-        ));
+        assert_eq!(
+            ph.gate.found(
+                b"[2026-05-07 13:40:42] INFO:     127.0.0.1:47182 - \"POST /generate HTTP/1.1\" 200 OK"
+            ),
+            0
+        );
+        // Each phrase is one reading's: a reading is skipped only for lines
+        // without its own phrases.
+        let b = &ph.bits;
+        let groups = [
+            b.headers,
+            b.retraction,
+            b.events,
+            b.config,
+            b.startup,
+            b.hicache,
+            b.request_log,
+        ];
+        assert_eq!(
+            groups
+                .iter()
+                .map(|g| g.count_ones() as usize)
+                .sum::<usize>(),
+            gated_phrases().count()
+        );
+        assert_eq!(
+            groups.iter().fold(0, |all, g| all | g),
+            (1 << gated_phrases().count()) - 1
+        );
         for n in [0, 7, 10, 123, u32::MAX] {
             assert_eq!(dp_label(n), format!("DP{n}"));
         }
