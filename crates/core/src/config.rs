@@ -162,6 +162,14 @@ impl ServerConfig {
 /// raw value text. Nested brackets and quoted strings are skipped over whole.
 pub fn python_pairs(text: &[u8]) -> Vec<(&[u8], &[u8])> {
     let mut out = Vec::new();
+    each_python_pair(text, |k, v| out.push((k, v)));
+    out
+}
+
+/// [`python_pairs`] handed to `f` one at a time, without collecting them (an
+/// iteration log has a dict on every line).
+pub fn each_python_pair<'t>(text: &'t [u8], mut f: impl FnMut(&'t [u8], &'t [u8])) {
+    let mut pairs = 0;
     let mut i = 0;
     let n = text.len();
     // Skip to the first opening bracket.
@@ -169,7 +177,7 @@ pub fn python_pairs(text: &[u8]) -> Vec<(&[u8], &[u8])> {
         i += 1;
     }
     if i >= n {
-        return out;
+        return;
     }
     i += 1;
     while i < n {
@@ -236,12 +244,12 @@ pub fn python_pairs(text: &[u8]) -> Vec<(&[u8], &[u8])> {
             i += 1;
         }
         let ve = i.min(n);
-        out.push((&text[ks..ke], crate::fields::trim(&text[vs..ve])));
-        if out.len() > 4096 {
+        f(&text[ks..ke], crate::fields::trim(&text[vs..ve]));
+        pairs += 1;
+        if pairs > 4096 {
             break;
         }
     }
-    out
 }
 
 /// A Python value as a plain string: quotes removed; `None` gives `None`.

@@ -28,7 +28,7 @@ use serde_json::Value;
 use super::common::is_access_line;
 use super::prefix::last_stamp;
 use super::{Ahead, Engine, LineParser, Outcome};
-use crate::config::python_pairs;
+use crate::config::each_python_pair;
 use crate::fields::{float, trim, uint, uint32};
 use crate::model::{ConfigItem, Record, Sample, SampleKind, SourceName};
 use crate::time::Stamp;
@@ -164,19 +164,16 @@ fn seconds(v: &[u8]) -> Option<f64> {
     }
 }
 
-/// An iteration line's `name = value` (or `name: value`) parts.
-type Parts<'a> = Vec<(&'a [u8], &'a [u8])>;
-
 /// Where `a` first occurs followed by `b` (the separators are two bytes: a
 /// byte search and a look at the next is all they need).
 fn separator(hay: &[u8], a: u8, b: u8) -> Option<usize> {
     memchr::memchr_iter(a, hay).find(|&i| hay.get(i + 1) == Some(&b))
 }
 
-/// The parts of an iteration line's message: `name = value` or `name: value`,
-/// split at `, ` outside the `states` dict (returned whole, braces and all).
-fn iteration_parts(msg: &[u8]) -> (Parts<'_>, Option<&[u8]>) {
-    let mut parts = Vec::new();
+/// The parts of an iteration line's message, each handed to `f`: `name =
+/// value` or `name: value`, split at `, ` outside the `states` dict (returned
+/// whole, braces and all).
+fn iteration_parts<'m>(msg: &'m [u8], mut f: impl FnMut(&'m [u8], &'m [u8])) -> Option<&'m [u8]> {
     let mut states = None;
     let mut rest = msg;
     while !rest.is_empty() {
@@ -197,7 +194,7 @@ fn iteration_parts(msg: &[u8]) -> (Parts<'_>, Option<&[u8]>) {
                 (Some(a), Some(b)) => Some(if a.0 < b.0 { a } else { b }),
                 (a, b) => a.or(b),
             } {
-                parts.push((trim(&part[..i]), trim(&part[i + n..])));
+                f(trim(&part[..i]), trim(&part[i + n..]));
             }
         }
         rest = rest[end..].strip_prefix(b", ").unwrap_or(&rest[end..]);
@@ -205,39 +202,36 @@ fn iteration_parts(msg: &[u8]) -> (Parts<'_>, Option<&[u8]>) {
             break;
         }
     }
-    (parts, states)
+    states
 }
 
 /// Reads an iteration line whose message starts at `at` into `s`: false when
 /// a part it knows cannot be read, or no batch size can be told.
 fn read_iteration(line: &[u8], at: usize, s: &mut Sample) -> bool {
-    let (parts, states) = iteration_parts(&line[at..]);
     let mut ok = true;
     let mut step = None;
     let mut device_step = None;
     let mut scheduled = None;
     let mut rank = None;
-    for &(name, v) in &parts {
-        match name {
-            b"global_rank" => rank = uint(v),
-            b"num_scheduled_requests" => {
-                scheduled = uint32(v);
-                ok &= scheduled.is_some();
-            }
-            b"kv_cache_util" if v != b"N/A" => {
-                s.kv_usage = float(v).filter(|u| (0.0..=1.0).contains(u));
-                ok &= s.kv_usage.is_some();
-            }
-            b"num_unscheduled" => {
-                s.queued = uint32(v);
-                ok &= s.queued.is_some();
-            }
-            b"elapsed_time" | b"host_step_time" => step = seconds(v),
-            b"prev_device_step_time" => device_step = seconds(v),
-            b"timestamp" => s.stamp = last_stamp(v).map(|f| f.stamp).or(s.stamp),
-            _ => {}
+    let states = iteration_parts(&line[at..], |name, v| match name {
+        b"global_rank" => rank = uint(v),
+        b"num_scheduled_requests" => {
+            scheduled = uint32(v);
+            ok &= scheduled.is_some();
         }
-    }
+        b"kv_cache_util" if v != b"N/A" => {
+            s.kv_usage = float(v).filter(|u| (0.0..=1.0).contains(u));
+            ok &= s.kv_usage.is_some();
+        }
+        b"num_unscheduled" => {
+            s.queued = uint32(v);
+            ok &= s.queued.is_some();
+        }
+        b"elapsed_time" | b"host_step_time" => step = seconds(v),
+        b"prev_device_step_time" => device_step = seconds(v),
+        b"timestamp" => s.stamp = last_stamp(v).map(|f| f.stamp).or(s.stamp),
+        _ => {}
+    });
     if let Some(r) = rank {
         s.source = rank_name(r);
     }
@@ -246,14 +240,12 @@ fn read_iteration(line: &[u8], at: usize, s: &mut Sample) -> bool {
     let mut gen_tokens = None;
     match states {
         Some(st) if st.ends_with(b"}") => {
-            for (k, v) in python_pairs(st) {
-                match k {
-                    b"num_ctx_requests" => ctx_requests = uint32(v),
-                    b"num_ctx_tokens" => ctx_tokens = uint(v),
-                    b"num_generation_tokens" => gen_tokens = uint(v),
-                    _ => {}
-                }
-            }
+            each_python_pair(st, |k, v| match k {
+                b"num_ctx_requests" => ctx_requests = uint32(v),
+                b"num_ctx_tokens" => ctx_tokens = uint(v),
+                b"num_generation_tokens" => gen_tokens = uint(v),
+                _ => {}
+            });
         }
         // Cut inside the dict.
         Some(_) => ok = false,
