@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # batchlens throughput benchmark (issue 6). Not part of CI: it writes GBs.
 #
-#   bench/run.sh [--size BYTES] [--big] [--no-python] [--no-gzip] [--wasm] [--browser] [--dir DIR]
+#   bench/run.sh [--size BYTES] [--big] [--no-python] [--no-gzip] [--wasm] [--browser] [--shapes] [--dir DIR]
 #
 # Generates a realistic SGLang log (bench/gen_sglang.py, cached in DIR), builds
 # batchlens in release, then times on the same warm file, in the same run:
@@ -10,7 +10,9 @@
 #   regex baseline (bench/baseline.py); peak RSS of batchlens (GNU time);
 #   batchlens on the .gz vs gzip -dc alone; with --big the same at 4x the size
 #   (the RSS must not grow); with --wasm the core in V8 (node); with --browser the
-#   file dropped on the built page (dist/, `trunk build --release`) in headless Chromium.
+#   file dropped on the built page (dist/, `trunk build --release`) in headless Chromium;
+#   with --shapes the same against grep on logs of other shapes (bench/gen_shapes.py:
+#   SGLang and vLLM with request logging, long prompt lines; a TensorRT-LLM iteration log).
 # batchlens reads on two workers (each reads a chunk ahead, then feeds it in turn); the wall time is
 # what the targets compare, the CPU time shows the work.
 set -euo pipefail
@@ -21,6 +23,7 @@ PY=1
 GZ=1
 WASM=0
 BROWSER=0
+SHAPES=0
 DIR=${BENCH_DIR:-/tmp/batchlens-bench}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -30,8 +33,9 @@ while [ $# -gt 0 ]; do
     --no-gzip) GZ=0; shift ;;
     --wasm) WASM=1; shift ;;
     --browser) BROWSER=1; shift ;;
+    --shapes) SHAPES=1; shift ;;
     --dir) DIR=$2; shift 2 ;;
-    -h|--help) sed -n 2,16p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,18p "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -139,6 +143,34 @@ if [ "$BIG" = 1 ]; then
   gen "$F4" $((SIZE * 4))
   measure "$F4" nopy
   echo "peak RSS at 4x / 1x = $(ratio "$RSS_LAST" "$RSS1")   (target 0.9–1.1)"
+fi
+
+if [ "$SHAPES" = 1 ]; then
+  echo
+  echo "== other shapes: batchlens diagnose vs grep -c of the stats lines (best of 3)"
+  printf '%-18s %12s %9s %9s %7s\n' "shape" "bytes" "bl wall" "grep" "ratio"
+  for shape in sglang-requests vllm-requests trtllm-iterations; do
+    f="$DIR/$shape-$SIZE.log"
+    if [ ! -f "$f" ]; then
+      echo "generating $f…" >&2
+      if [ "$shape" = trtllm-iterations ]; then
+        # ~10 KB of iteration lines per simulated second.
+        "$BL" simulate --engine trtllm --duration "$((SIZE / 10000))" --out "$f.tmp"
+      else
+        python3 "$ROOT/bench/gen_shapes.py" "$shape" "$f.tmp" "$SIZE"
+      fi
+      mv "$f.tmp" "$f"
+    fi
+    case "$shape" in
+      sglang-*) pat='Decode batch' ;;
+      vllm-*) pat='Avg prompt throughput' ;;
+      *) pat='iter = ' ;;
+    esac
+    cat "$f" >/dev/null
+    t_s=$(best 3 "$BL" diagnose --format json "$f")
+    t_g=$(best 3 grep -c "$pat" "$f")
+    printf '%-18s %12s %9s %9s %7s\n' "$shape" "$(stat -c %s "$f")" "$(wall "$t_s")" "$(wall "$t_g")" "$(ratio "$(wall "$t_s")" "$(wall "$t_g")")"
+  done
 fi
 
 if [ "$WASM" = 1 ]; then

@@ -1,5 +1,7 @@
 //! A quick test that a line holds one of a set of phrases.
 
+use crate::fields::starts;
+
 /// The phrases' hashed 4-byte windows. One pass over a line tells whether any
 /// of ~30 phrases is in it, instead of ~30 searches (most lines of a busy log
 /// are access lines that hold none). Only every `STRIDE`-th window of a line
@@ -129,7 +131,7 @@ impl Gate {
             .iter()
             .filter(|&&(id, o)| {
                 at.checked_sub(o as usize)
-                    .is_some_and(|p| line[p..].starts_with(self.phrases[id as usize]))
+                    .is_some_and(|p| starts(&line[p..], self.phrases[id as usize]))
             })
             .fold(0, |bits, &(id, _)| bits | 1 << id)
     }
