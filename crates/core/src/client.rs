@@ -208,10 +208,22 @@ const BANNER: &[u8] = b"Serving Benchmark Result";
 /// Rows a summary block can hold before it is taken for a cut paste and closed.
 const MAX_BLOCK_ROWS: u32 = 80;
 
+/// The phrases searched on request-log lines, compiled once: a one-off
+/// search builds its searcher each time, and a log with `--log-requests` has
+/// a `Receive:` and a `Finish:` line per request.
 struct Finders {
     banner: memmem::Finder<'static>,
     obj: memmem::Finder<'static>,
     event: memmem::Finder<'static>,
+    finish: memmem::Finder<'static>,
+    finished: memmem::Finder<'static>,
+    receive: [memmem::Finder<'static>; 2],
+    received: memmem::Finder<'static>,
+    event_key: memmem::Finder<'static>,
+    /// `Finish:` alone, where the timestamp ends.
+    finish_head: memmem::Finder<'static>,
+    /// The keys [`parse_finish`] reads, in its order.
+    figures: [memmem::Finder<'static>; 6],
 }
 
 fn finders() -> &'static Finders {
@@ -220,6 +232,24 @@ fn finders() -> &'static Finders {
         banner: memmem::Finder::new(BANNER),
         obj: memmem::Finder::new(b" obj="),
         event: memmem::Finder::new(b"\"request."),
+        finish: memmem::Finder::new(b"Finish: obj="),
+        finished: memmem::Finder::new(b"request.finished"),
+        receive: [
+            memmem::Finder::new(b"Receive: obj="),
+            memmem::Finder::new(b"Receive OpenAI: obj="),
+        ],
+        received: memmem::Finder::new(b"request.received"),
+        event_key: memmem::Finder::new(b"\"event\""),
+        finish_head: memmem::Finder::new(b"Finish:"),
+        figures: [
+            b"prompt_tokens".as_slice(),
+            b"completion_tokens",
+            b"cached_tokens",
+            b"e2e_latency",
+            b"first_token_latency",
+            b"ttft",
+        ]
+        .map(memmem::Finder::new),
     })
 }
 
@@ -282,14 +312,12 @@ impl ClientLines {
         if !obj && !event {
             return None;
         }
-        let has = |m: &[u8]| memmem::find(line, m).is_some();
-        if (obj && has(b"Finish: obj=")) || (event && has(b"request.finished")) {
+        let has = |m: &memmem::Finder<'static>| m.find(line).is_some();
+        if (obj && has(&f.finish)) || (event && has(&f.finished)) {
             self.req.finish_line(line);
             return Some("request_log");
         }
-        if (obj && (has(b"Receive: obj=") || has(b"Receive OpenAI: obj=")))
-            || (event && has(b"request.received"))
-        {
+        if (obj && f.receive.iter().any(has)) || (event && has(&f.received)) {
             self.req.stats.received_requests += 1;
             return Some("request_log");
         }
@@ -360,13 +388,20 @@ impl ClientLines {
 }
 
 /// The number after `key` (`'key': n` or `"key": n`).
-fn number_after(line: &[u8], key: &[u8]) -> Option<f64> {
-    memmem::find_iter(line, key).find_map(|i| {
+fn number_after(line: &[u8], key: &memmem::Finder<'_>) -> Option<f64> {
+    let mut from = 0;
+    std::iter::from_fn(|| {
+        let i = from + key.find(&line[from..])?;
+        // Past the match, as `find_iter` goes (occurrences do not overlap).
+        from = i + key.needle().len().max(1);
+        Some(i)
+    })
+    .find_map(|i| {
         // The key must be quoted on both sides (not `x_prompt_tokens_details`).
         if i == 0 || !matches!(line[i - 1], b'\'' | b'"') {
             return None;
         }
-        let rest = &line[i + key.len()..];
+        let rest = &line[i + key.needle().len()..];
         let rest = rest
             .strip_prefix(b"'")
             .or_else(|| rest.strip_prefix(b"\""))?;
@@ -402,13 +437,14 @@ pub struct Finished {
 
 /// Reads the token counts and latencies of one SGLang `Finish:` line.
 pub fn parse_finish(line: &[u8]) -> Finished {
-    let n = |k: &[u8]| number_after(line, k).filter(|v| *v >= 0.0);
+    let [prompt, completion, cached, e2e, first, ttft] = &finders().figures;
+    let n = |k| number_after(line, k).filter(|v| *v >= 0.0);
     Finished {
-        prompt_tokens: n(b"prompt_tokens").map(|v| v as u64),
-        completion_tokens: n(b"completion_tokens").map(|v| v as u64),
-        cached_tokens: n(b"cached_tokens").map(|v| v as u64),
-        e2e_latency_s: n(b"e2e_latency"),
-        ttft_s: n(b"first_token_latency").or_else(|| n(b"ttft")),
+        prompt_tokens: n(prompt).map(|v| v as u64),
+        completion_tokens: n(completion).map(|v| v as u64),
+        cached_tokens: n(cached).map(|v| v as u64),
+        e2e_latency_s: n(e2e),
+        ttft_s: n(first).or_else(|| n(ttft)),
     }
 }
 
@@ -431,8 +467,11 @@ impl RequestAcc {
         }
         // The timestamp: `[ts] Finish:` prefix, or the JSON `"timestamp"`; only look before
         // the payload so dates inside the request text are not taken.
-        let head_end = memmem::find(line, b"Finish:")
-            .or_else(|| memmem::find(line, b"\"event\""))
+        let phrases = finders();
+        let head_end = phrases
+            .finish_head
+            .find(line)
+            .or_else(|| phrases.event_key.find(line))
             .unwrap_or(line.len().min(64));
         let head = &line[..head_end.min(line.len())];
         if let Some(found) = crate::engines::prefix::last_stamp(head) {
