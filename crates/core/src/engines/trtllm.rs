@@ -164,32 +164,48 @@ fn seconds(v: &[u8]) -> Option<f64> {
     }
 }
 
-/// Where `a` first occurs followed by `b` (the separators are two bytes: a
-/// byte search and a look at the next is all they need).
-fn separator(hay: &[u8], a: u8, b: u8) -> Option<usize> {
-    memchr::memchr_iter(a, hay).find(|&i| hay.get(i + 1) == Some(&b))
-}
-
 /// The parts of an iteration line's message, each handed to `f`: `name =
 /// value` or `name: value`, split at `, ` outside the `states` dict (returned
-/// whole, braces and all).
+/// whole, braces and all). A part's name ends at its first `: ` or at its first
+/// `= ` where a space comes before it, whichever is earlier.
+///
+/// One pass over the marks that matter (`,`, `=`, `:`), not three searches a
+/// part: a line is one iteration, and a busy server logs thousands a second.
 fn iteration_parts<'m>(msg: &'m [u8], mut f: impl FnMut(&'m [u8], &'m [u8])) -> Option<&'m [u8]> {
     let mut states = None;
     let mut rest = msg;
-    while !rest.is_empty() {
-        let end = if rest.starts_with(b"states = {") {
+    'parts: while !rest.is_empty() {
+        if rest.starts_with(b"states = {") {
             let close = memchr::memchr(b'}', rest).map_or(rest.len(), |c| c + 1);
             states = Some(&rest[b"states = ".len()..close]);
-            close
-        } else {
-            separator(rest, b',', b' ').unwrap_or(rest.len())
-        };
+            rest = rest[close..].strip_prefix(b", ").unwrap_or(&rest[close..]);
+            if close == 0 {
+                break;
+            }
+            continue;
+        }
+        // The first `= ` (usable only with a space before it) and `: ` of the part.
+        let (mut eq, mut eq_seen, mut colon) = (None, false, None);
+        let mut end = rest.len();
+        for i in memchr::memchr3_iter(b',', b'=', b':', rest) {
+            if rest.get(i + 1) != Some(&b' ') {
+                continue;
+            }
+            match rest[i] {
+                b',' => {
+                    end = i;
+                    break;
+                }
+                b'=' if !eq_seen => {
+                    eq_seen = true;
+                    eq = (i > 0 && rest[i - 1] == b' ').then(|| (i - 1, 3));
+                }
+                b':' if colon.is_none() => colon = Some((i, 2)),
+                _ => {}
+            }
+        }
         let part = &rest[..end];
         if !part.starts_with(b"states = ") {
-            let eq = separator(part, b'=', b' ')
-                .filter(|&i| i > 0 && part[i - 1] == b' ')
-                .map(|i| (i - 1, 3));
-            let colon = separator(part, b':', b' ').map(|i| (i, 2));
             if let Some((i, n)) = match (eq, colon) {
                 (Some(a), Some(b)) => Some(if a.0 < b.0 { a } else { b }),
                 (a, b) => a.or(b),
@@ -199,7 +215,7 @@ fn iteration_parts<'m>(msg: &'m [u8], mut f: impl FnMut(&'m [u8], &'m [u8])) -> 
         }
         rest = rest[end..].strip_prefix(b", ").unwrap_or(&rest[end..]);
         if end == 0 {
-            break;
+            break 'parts;
         }
     }
     states
@@ -270,14 +286,22 @@ fn read_iteration(line: &[u8], at: usize, s: &mut Sample) -> bool {
     ok && s.running.is_some()
 }
 
-/// `rank N`, written without allocating (it labels every line).
+/// `rank N`, written without allocating or formatting (it labels every line).
 fn rank_name(r: u64) -> SourceName {
-    use std::io::Write;
-    let mut buf = [0u8; SourceName::MAX];
-    let mut w = &mut buf[..];
-    let _ = write!(w, "rank {r}");
-    let n = SourceName::MAX - w.len();
-    SourceName::new(std::str::from_utf8(&buf[..n]).unwrap_or_default())
+    let mut buf = [0u8; 25];
+    let mut i = buf.len();
+    let mut n = r;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    i -= 5;
+    buf[i..i + 5].copy_from_slice(b"rank ");
+    SourceName::new(std::str::from_utf8(&buf[i..]).unwrap_or_default())
 }
 
 /// Looks a value up by its name at the top level or one object down (the
@@ -664,6 +688,95 @@ impl LineParser for TrtllmParser {
 
 #[cfg(test)]
 mod tests {
+    use crate::fields::trim;
+
+    // The three-search splitter the one-pass one replaced: the reference.
+    /// Where `a` first occurs followed by `b` (the separators are two bytes: a
+    /// byte search and a look at the next is all they need).
+    fn ref_separator(hay: &[u8], a: u8, b: u8) -> Option<usize> {
+        memchr::memchr_iter(a, hay).find(|&i| hay.get(i + 1) == Some(&b))
+    }
+
+    /// The parts of an iteration line's message, each handed to `f`: `name =
+    /// value` or `name: value`, split at `, ` outside the `states` dict (returned
+    /// whole, braces and all).
+    fn ref_iteration_parts<'m>(
+        msg: &'m [u8],
+        mut f: impl FnMut(&'m [u8], &'m [u8]),
+    ) -> Option<&'m [u8]> {
+        let mut states = None;
+        let mut rest = msg;
+        while !rest.is_empty() {
+            let end = if rest.starts_with(b"states = {") {
+                let close = memchr::memchr(b'}', rest).map_or(rest.len(), |c| c + 1);
+                states = Some(&rest[b"states = ".len()..close]);
+                close
+            } else {
+                ref_separator(rest, b',', b' ').unwrap_or(rest.len())
+            };
+            let part = &rest[..end];
+            if !part.starts_with(b"states = ") {
+                let eq = ref_separator(part, b'=', b' ')
+                    .filter(|&i| i > 0 && part[i - 1] == b' ')
+                    .map(|i| (i - 1, 3));
+                let colon = ref_separator(part, b':', b' ').map(|i| (i, 2));
+                if let Some((i, n)) = match (eq, colon) {
+                    (Some(a), Some(b)) => Some(if a.0 < b.0 { a } else { b }),
+                    (a, b) => a.or(b),
+                } {
+                    f(trim(&part[..i]), trim(&part[i + n..]));
+                }
+            }
+            rest = rest[end..].strip_prefix(b", ").unwrap_or(&rest[end..]);
+            if end == 0 {
+                break;
+            }
+        }
+        states
+    }
+
+    #[test]
+    fn rank_names_read_as_formatted() {
+        for r in [0, 7, 10, 99, 123_456, u32::MAX as u64, u64::MAX] {
+            // Cut, as every label, past SourceName::MAX bytes.
+            assert_eq!(rank_name(r), SourceName::new(&format!("rank {r}")));
+        }
+    }
+
+    #[test]
+    fn iteration_parts_are_split_as_by_three_searches() {
+        let base: &[&[u8]] = &[
+            b"iter = 5120, global_rank = 0, rank = 0, num_scheduled_requests = 62, kv_cache_util = 0.014, currank_total_requests = 128/1024, host_step_time = 291.3ms, prev_device_step_time = 289.8ms, timestamp = 2026-08-04 19:08:13, states = {'num_ctx_requests': 0, 'num_ctx_tokens': 0, 'num_generation_tokens': 248}, num_active = 70",
+            b"iter = 198, global_rank = 0, rank = 0, currank_total_requests = 0/0, elapsed_time = 0.005s, timestamp = 2025-04-28 09:56:44, num_scheduled_requests: 10, states = {'num_ctx_requests': 0, 'num_ctx_to",
+            b"a=b, c= d, e =f, g: h:i, j = k: l, m : n = o, , p = q",
+        ];
+        let marks = b",=: {}'sx";
+        let mut rng = batchlens_sim::rng::Rng::new(3);
+        let mut checked = 0;
+        for b in base {
+            for k in 0..3000 {
+                let mut l = b.to_vec();
+                for _ in 0..(k % 6) {
+                    let at = rng.below(l.len() + 1);
+                    match rng.below(3) {
+                        0 if at < l.len() => l[at] = marks[rng.below(marks.len())],
+                        1 => l.insert(at, marks[rng.below(marks.len())]),
+                        _ if at < l.len() => {
+                            l.remove(at);
+                        }
+                        _ => {}
+                    }
+                }
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                let sa = iteration_parts(&l, |n, v| a.push((n, v)));
+                let sb = ref_iteration_parts(&l, |n, v| b.push((n, v)));
+                assert_eq!((sa, &a), (sb, &b), "{}", String::from_utf8_lossy(&l));
+                checked += a.len();
+            }
+        }
+        assert!(checked > 10_000, "{checked}");
+    }
+
     use super::*;
     use crate::engines::test_support::{parse_one as read_with, ONE_DAMAGED, ONE_FULL};
 
