@@ -21,6 +21,9 @@ pub(crate) enum Pre {
         full: u32,
         damaged: u32,
     },
+    /// An engine parser's known non-stats line, labelled (its outcome
+    /// `Other(label)`: the parsers are not asked again).
+    Other { label: &'static str },
     /// No engine parser claims the line; the generic label, if any, and
     /// whether it may be a client line ([`crate::client::may_be_client_line`]).
     Unclaimed {
@@ -148,6 +151,7 @@ impl ReadAhead {
                         damaged,
                     }
                 }
+                Some(Ahead::Other(label)) => return Pre::Other { label },
                 Some(Ahead::NotMine) => {}
                 Some(Ahead::AccessLine) => {
                     access = true;

@@ -284,3 +284,55 @@ fn a_long_log_with_a_line_longer_than_a_chunk_reads_as_line_by_line() {
         assert_eq!(json(&a.finish()), json(&want), "chunks of {chunk}");
     }
 }
+
+/// Request-log lines (SGLang's `Receive:`/`Finish:`, vLLM's `Received
+/// request`/`Added request`: a busy server's commonest lines, often KBs of
+/// prompt) are labelled ahead as the parser labels them in order, so the
+/// analyzer does not read them again; the report is the line-by-line one.
+#[test]
+fn request_log_lines_are_read_ahead_and_labelled_as_in_order() {
+    let prompt = |k: usize| {
+        let words = [
+            "the", "Decode", "batch", "Received", "memory", "cache:", "a=b,",
+        ];
+        (0..300)
+            .map(|i| words[(i * 7 + k) % words.len()])
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut sglang = String::new();
+    let mut vllm = String::new();
+    for k in 0..60 {
+        let s = 10 + k % 50;
+        sglang.push_str(&format!("[2026-02-24 10:55:{s:02} TP0] Decode batch, #running-req: {}, #token: 81290, token usage: 0.70, cuda graph: True, gen throughput (token/s): 888.95, #queue-req: 4\n", 50 + k % 7));
+        sglang.push_str(&format!(
+            "[2026-02-24 10:55:{s:02}] Receive: obj=GenerateReqInput(text='{}', rid='r{k}')\n",
+            prompt(k)
+        ));
+        sglang.push_str(&format!("[2026-02-24 10:55:{s:02}] Finish: obj=GenerateReqInput(rid='r{k}'), out={{'text': '{}', 'meta_info': {{'id': 'r{k}', 'prompt_tokens': 431, 'completion_tokens': 512, 'cached_tokens': 0, 'e2e_latency': 12.5}}}}\n", prompt(k + 1)));
+        sglang.push_str(&format!("[2026-02-24 10:55:{s:02}] INFO:     127.0.0.1:{} - \"POST /generate HTTP/1.1\" 200 OK\n", 30000 + k));
+        vllm.push_str(&format!("INFO 02-24 10:55:{s:02} [logger.py:43] Received request cmpl-{k}: prompt: '{}', params: SamplingParams(n=1, max_tokens=1024), prompt_token_ids: [1, 2, 3], lora_request: None.\n", prompt(k)));
+        vllm.push_str(&format!(
+            "INFO 02-24 10:55:{s:02} [async_llm.py:270] Added request cmpl-{k}.\n"
+        ));
+        if k % 10 == 0 {
+            vllm.push_str(&format!("INFO 02-24 10:55:{s:02} [loggers.py:123] Engine 000: Avg prompt throughput: 7599.0 tokens/s, Avg generation throughput: 1108.2 tokens/s, Running: {} reqs, Waiting: 0 reqs, GPU KV cache usage: 75.8%, Prefix cache hit rate: 0.0%\n", 100 + k));
+        }
+    }
+    for (name, log) in [("sglang", sglang), ("vllm", vllm)] {
+        let opts = Options::default();
+        let want = common::analyze_line_by_line(log.as_bytes(), opts.clone());
+        assert_eq!(
+            want.input.other_lines_by_kind.get("request_log"),
+            Some(&120),
+            "{name}: {:?}",
+            want.input.other_lines_by_kind
+        );
+        let (got, read) = prepared(log.as_bytes(), &opts, 4096, true);
+        assert_eq!(json(&got), json(&want), "{name}");
+        assert_eq!(
+            read as u64, want.input.lines,
+            "{name}: every line read ahead"
+        );
+    }
+}

@@ -24,6 +24,7 @@ impl Analyzer {
                 damaged,
             } => return self.stats_read_ahead(no, engine, full, damaged, recs, || line),
             Pre::Unclaimed { label, .. } => unclaimed_label = Some(label),
+            Pre::Other { label } => outcome = Outcome::Other(label),
             Pre::Unread => {
                 for p in self.parsers.iter_mut() {
                     outcome = p.parse(line, no, last_chance, &mut self.recs);

@@ -72,6 +72,9 @@ pub enum Ahead {
     /// [`common::ACCESS_LOG`] (told so the reader need not search again), and
     /// the parsers after this one are not asked ([`common::is_access_line`]).
     AccessLine,
+    /// A known line that is not a stats line, labelled, whose reading changes
+    /// nothing in the parser: `parse` would return `Other(label)`.
+    Other(&'static str),
 }
 
 /// A parser's stats reading of a line (records pushed from `mark` on) as a

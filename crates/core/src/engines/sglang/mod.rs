@@ -292,8 +292,15 @@ impl LineParser for SglangParser {
         if found == 0 {
             return Some(Ahead::NotMine);
         }
+        let b = &ph.bits;
+        if found & (b.headers | b.retraction | b.events | b.config) == 0 {
+            // Only phrases that label the line: what `parse` returns, whatever came before.
+            if let Some(label) = other_known(found) {
+                return Some(Ahead::Other(label));
+            }
+        }
         let mark = out.len();
-        let stats = if found & ph.bits.headers != 0 {
+        let stats = if found & b.headers != 0 {
             self.parse_stats(line, 0, false, out)
         } else {
             None

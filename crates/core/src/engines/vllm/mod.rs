@@ -231,6 +231,17 @@ impl LineParser for VllmParser {
             if is_access_line(line) {
                 return Some(Ahead::AccessLine);
             }
+            // A known message (a request log, a startup step) is labelled as
+            // `parse` labels it, whatever came before.
+            if let Some(msg) = self.message(line) {
+                let m = msg.trim_ascii_start();
+                if !m.starts_with(b"Sequence group ") {
+                    let inner = strip_engine_label(m).map_or(m, |(rest, _)| rest);
+                    if let Some(k) = other_known(inner) {
+                        return Some(Ahead::Other(k));
+                    }
+                }
+            }
             // A line without vLLM's `file.py:NN]` tag and none of the untagged
             // phrases is none of vLLM's (another engine's stats lines are such).
             return (self.message(line).is_none()
