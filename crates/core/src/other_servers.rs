@@ -12,6 +12,9 @@ use crate::fields::excerpt;
 /// its first lines (most of these servers print them on every line), and the
 /// search then costs nothing on a long log.
 const SAMPLE_LINES: u32 = 5_000;
+/// Bytes of those lines looked at, at most: a log whose first lines carry
+/// whole prompts (request logs) would otherwise have GBs searched ~30 times.
+const SAMPLE_BYTES: usize = 4 << 20;
 const EXAMPLE_CHARS: usize = 120;
 
 /// A server other than SGLang and vLLM whose lines the log holds (LMDeploy's
@@ -107,6 +110,7 @@ const SERVERS: &[(&str, &[&str], &str)] = &[
 pub(crate) struct OtherServers {
     finders: Vec<(usize, Finder<'static>)>,
     seen: u32,
+    seen_bytes: usize,
     /// Per server: lines, first line, its text.
     found: Vec<(u64, u64, String)>,
 }
@@ -120,6 +124,7 @@ impl Default for OtherServers {
                 .flat_map(|(i, (_, phrases, _))| phrases.iter().map(move |p| (i, Finder::new(p))))
                 .collect(),
             seen: 0,
+            seen_bytes: 0,
             found: vec![(0, 0, String::new()); SERVERS.len()],
         }
     }
@@ -129,7 +134,7 @@ impl OtherServers {
     /// Whether lines are still looked at.
     #[inline]
     pub fn sampling(&self) -> bool {
-        self.seen < SAMPLE_LINES
+        self.seen < SAMPLE_LINES && self.seen_bytes < SAMPLE_BYTES
     }
 
     /// Looks at a line no engine parser claimed.
@@ -138,6 +143,7 @@ impl OtherServers {
             return;
         }
         self.seen += 1;
+        self.seen_bytes += line.len();
         let mut last = usize::MAX;
         for (server, f) in &self.finders {
             if *server == last || f.find(line).is_none() {
@@ -209,5 +215,18 @@ mod tests {
             b"2024-12-10T21:49:50Z  INFO text_generation_router::server: Connected",
         );
         assert_eq!(o.finish(), None);
+        // Lines that carry whole prompts: the look stops after its bytes.
+        let mut o = OtherServers::default();
+        let prompt = format!(
+            "[2026-02-24 10:55:40] Receive: obj=GenerateReqInput(text='{}')",
+            "word ".repeat(2000)
+        );
+        let mut n = 0;
+        while o.sampling() {
+            o.line(n + 1, prompt.as_bytes());
+            n += 1;
+        }
+        assert!(n < SAMPLE_LINES as u64 / 4, "{n} lines looked at");
+        assert!(n as usize * prompt.len() >= SAMPLE_BYTES);
     }
 }
