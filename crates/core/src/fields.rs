@@ -1,5 +1,21 @@
 //! Small, allocation-free helpers for reading values out of log text.
 
+/// `n` in decimal, written into `buf` without the formatting machinery (rank
+/// labels are written per line).
+pub fn decimal_text(n: u64, buf: &mut [u8; 20]) -> &str {
+    let mut i = buf.len();
+    let mut v = n;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[i..]).expect("ASCII digits")
+}
+
 /// Parses an unsigned integer that may carry thousands separators (`1,234,560`).
 pub fn uint(b: &[u8]) -> Option<u64> {
     let b = trim(b);

@@ -164,6 +164,20 @@ fn seconds(v: &[u8]) -> Option<f64> {
     }
 }
 
+/// A part's name and value, split at the earlier of its first usable `= `
+/// (`eq`: where the name ends, 3 bytes) and its first `: ` (`colon`, 2 bytes).
+fn name_value(
+    part: &[u8],
+    eq: Option<(usize, usize)>,
+    colon: Option<(usize, usize)>,
+) -> Option<(&[u8], &[u8])> {
+    let (i, n) = match (eq, colon) {
+        (Some(a), Some(b)) => Some(if a.0 < b.0 { a } else { b }),
+        (a, b) => a.or(b),
+    }?;
+    Some((trim(&part[..i]), trim(&part[i + n..])))
+}
+
 /// The parts of an iteration line's message, each handed to `f`: `name =
 /// value` or `name: value`, split at `, ` outside the `states` dict (returned
 /// whole, braces and all). A part's name ends at its first `: ` or at its first
@@ -207,11 +221,8 @@ fn iteration_parts<'m>(msg: &'m [u8], mut f: impl FnMut(&'m [u8], &'m [u8])) -> 
         }
         let part = &rest[..end];
         if !part.starts_with(b"states = ") {
-            if let Some((i, n)) = match (eq, colon) {
-                (Some(a), Some(b)) => Some(if a.0 < b.0 { a } else { b }),
-                (a, b) => a.or(b),
-            } {
-                f(trim(&part[..i]), trim(&part[i + n..]));
+            if let Some((name, value)) = name_value(part, eq, colon) {
+                f(name, value);
             }
         }
         rest = rest[end..].strip_prefix(b", ").unwrap_or(&rest[end..]);
@@ -289,20 +300,12 @@ fn read_iteration(line: &[u8], at: usize, s: &mut Sample) -> bool {
 
 /// `rank N`, written without allocating or formatting (it labels every line).
 fn rank_name(r: u64) -> SourceName {
-    let mut buf = [0u8; 25];
-    let mut i = buf.len();
-    let mut n = r;
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    i -= 5;
-    buf[i..i + 5].copy_from_slice(b"rank ");
-    SourceName::new(std::str::from_utf8(&buf[i..]).unwrap_or_default())
+    let mut digits = [0; 20];
+    let digits = crate::fields::decimal_text(r, &mut digits).as_bytes();
+    let mut label = [0u8; 25];
+    label[..5].copy_from_slice(b"rank ");
+    label[5..5 + digits.len()].copy_from_slice(digits);
+    SourceName::new(std::str::from_utf8(&label[..5 + digits.len()]).unwrap_or_default())
 }
 
 /// Looks a value up by its name at the top level or one object down (the
@@ -689,8 +692,6 @@ impl LineParser for TrtllmParser {
 
 #[cfg(test)]
 mod tests {
-    use crate::fields::trim;
-
     // The three-search splitter the one-pass one replaced: the reference.
     /// Where `a` first occurs followed by `b` (the separators are two bytes: a
     /// byte search and a look at the next is all they need).
@@ -721,11 +722,8 @@ mod tests {
                     .filter(|&i| i > 0 && part[i - 1] == b' ')
                     .map(|i| (i - 1, 3));
                 let colon = ref_separator(part, b':', b' ').map(|i| (i, 2));
-                if let Some((i, n)) = match (eq, colon) {
-                    (Some(a), Some(b)) => Some(if a.0 < b.0 { a } else { b }),
-                    (a, b) => a.or(b),
-                } {
-                    f(trim(&part[..i]), trim(&part[i + n..]));
+                if let Some((name, value)) = name_value(part, eq, colon) {
+                    f(name, value);
                 }
             }
             rest = rest[end..].strip_prefix(b", ").unwrap_or(&rest[end..]);

@@ -56,19 +56,10 @@ pub(super) fn rank_tokens(tail: &[u8]) -> Ranks {
 
 /// `DP{n}` without the formatting machinery (read once per distinct rank text).
 pub(super) fn dp_label(n: u32) -> String {
-    let mut digits = [0u8; 10];
-    let mut i = digits.len();
-    let mut v = n;
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    let mut s = String::with_capacity(2 + digits.len() - i);
+    let mut buf = [0; 20];
+    let digits = crate::fields::decimal_text(n.into(), &mut buf);
+    let mut s = String::with_capacity(2 + digits.len());
     s.push_str("DP");
-    s.extend(digits[i..].iter().map(|&d| d as char));
+    s.push_str(digits);
     s
 }
