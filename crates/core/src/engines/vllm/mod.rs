@@ -179,6 +179,12 @@ pub(super) fn offset_in(line: &[u8], part: &[u8]) -> usize {
     off.min(line.len())
 }
 
+/// The label of a known message `m` (after its tag), which an `Engine 000: `
+/// may lead (`Iteration`, cache_config_info).
+fn known_message(m: &[u8]) -> Option<&'static str> {
+    other_known(strip_engine_label(m).map_or(m, |(rest, _)| rest))
+}
+
 /// Known vLLM messages that are not stats lines, by how they start.
 fn other_known(m: &[u8]) -> Option<&'static str> {
     const KINDS: &[(&[u8], &str)] = &[
@@ -233,18 +239,17 @@ impl LineParser for VllmParser {
             }
             // A known message (a request log, a startup step) is labelled as
             // `parse` labels it, whatever came before.
-            if let Some(msg) = self.message(line) {
-                let m = msg.trim_ascii_start();
+            let msg = self.message(line);
+            if let Some(m) = msg.map(<[u8]>::trim_ascii_start) {
                 if !m.starts_with(b"Sequence group ") {
-                    let inner = strip_engine_label(m).map_or(m, |(rest, _)| rest);
-                    if let Some(k) = other_known(inner) {
+                    if let Some(k) = known_message(m) {
                         return Some(Ahead::Other(k));
                     }
                 }
             }
             // A line without vLLM's `file.py:NN]` tag and none of the untagged
             // phrases is none of vLLM's (another engine's stats lines are such).
-            return (self.message(line).is_none()
+            return (msg.is_none()
                 && self.bare_preemption(trim(line)).is_none()
                 && self.untagged_other(line).is_none())
             .then_some(Ahead::NotMine);
@@ -270,9 +275,7 @@ impl LineParser for VllmParser {
                 return o;
             }
         }
-        // `Engine 000: ` may lead a message (`Iteration`, cache_config_info).
-        let inner = strip_engine_label(m).map_or(m, |(rest, _)| rest);
-        if let Some(k) = other_known(inner) {
+        if let Some(k) = known_message(m) {
             return Outcome::Other(k);
         }
         if let Some(o) = self.parse_config(m, no, out) {
