@@ -149,7 +149,9 @@ impl VllmParser {
     /// Where the preemption warning starts in a trimmed line that holds it as
     /// printed without the logger's format.
     fn bare_preemption(&self, t: &[u8]) -> Option<usize> {
-        self.sequence_group.find(t).filter(|&i| i < 8)
+        // Only a start within the first 8 bytes counts: the search need not go further.
+        let head = &t[..t.len().min(8 + self.sequence_group.needle().len())];
+        self.sequence_group.find(head).filter(|&i| i < 8)
     }
 
     /// Lines without a vLLM `file.py:NN]` tag.
