@@ -125,7 +125,7 @@ impl Gate {
 
     /// The phrases with window slot `k` that lie where that window is the
     /// line's at `at`, as bits.
-    #[inline(never)]
+    #[inline]
     fn found_at(&self, line: &[u8], at: usize, k: usize) -> u64 {
         self.candidates[self.set[k] as usize - 1]
             .iter()
