@@ -188,14 +188,12 @@ fn name_value(
 fn iteration_parts<'m>(msg: &'m [u8], mut f: impl FnMut(&'m [u8], &'m [u8])) -> Option<&'m [u8]> {
     let mut states = None;
     let mut rest = msg;
-    'parts: while !rest.is_empty() {
+    while !rest.is_empty() {
         if rest.starts_with(b"states = {") {
+            // Never empty: the dict is at least its opening text.
             let close = memchr::memchr(b'}', rest).map_or(rest.len(), |c| c + 1);
             states = Some(&rest[b"states = ".len()..close]);
             rest = rest[close..].strip_prefix(b", ").unwrap_or(&rest[close..]);
-            if close == 0 {
-                break;
-            }
             continue;
         }
         // The first `= ` (usable only with a space before it) and `: ` of the part.
@@ -227,7 +225,7 @@ fn iteration_parts<'m>(msg: &'m [u8], mut f: impl FnMut(&'m [u8], &'m [u8])) -> 
         }
         rest = rest[end..].strip_prefix(b", ").unwrap_or(&rest[end..]);
         if end == 0 {
-            break 'parts;
+            break;
         }
     }
     states

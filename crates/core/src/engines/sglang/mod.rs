@@ -62,6 +62,8 @@ struct Phrases {
     retract: Finder<'static>,
     decode_oom: Finder<'static>,
     retracted_reqs: Finder<'static>,
+    /// What every stats header ends with.
+    batch: Finder<'static>,
     oom: [Finder<'static>; 2],
     crash: [Finder<'static>; 4],
     server_args: Finder<'static>,
@@ -123,6 +125,7 @@ fn phrases() -> &'static Phrases {
             retract: Finder::new(RETRACT),
             decode_oom: Finder::new(DECODE_OOM),
             retracted_reqs: Finder::new(b"#retracted_reqs: "),
+            batch: Finder::new(b"batch"),
             oom: OOM.map(Finder::new),
             crash: CRASH.map(Finder::new),
             server_args: Finder::new(SERVER_ARGS),

@@ -42,9 +42,7 @@ impl SglangParser {
         // A search for `batch` itself, not a step from `b` to `b`: a long line
         // of text (a request's prompt) holds a `b` every few dozen bytes.
         // ("batch" cannot overlap itself, so these are all its occurrences.)
-        static BATCH: std::sync::OnceLock<memchr::memmem::Finder<'static>> =
-            std::sync::OnceLock::new();
-        let batch = BATCH.get_or_init(|| memchr::memmem::Finder::new(b"batch"));
+        let batch = &super::phrases().batch;
         let mut from = 0;
         while let Some(i) = batch.find(&line[from..]) {
             let pos = from + i;
