@@ -43,7 +43,21 @@ impl Hist {
         self.counts.is_empty() && self.zeros == 0
     }
 
+    /// Counts key `k`: one subtraction and one comparison when the key is
+    /// within the range already held (nearly always, once values settle).
+    #[inline]
     fn bump(&mut self, k: u32) {
+        // Keys in the range are clamped ones (the range only holds such), and
+        // zero is below every clamped key: it wraps far past the range's end.
+        if let Some(c) = self.counts.get_mut(k.wrapping_sub(self.base) as usize) {
+            *c += 1;
+            return;
+        }
+        self.bump_outside(k);
+    }
+
+    #[inline(never)]
+    fn bump_outside(&mut self, k: u32) {
         if k == 0 {
             self.zeros += 1;
             return;
@@ -102,17 +116,22 @@ impl Stream {
         }
         self.n += 1;
         self.sum += v;
-        if self.hist.is_empty() {
-            if self.exact.len() < EXACT_LIMIT {
-                self.exact.push(v);
-                return;
-            }
-            // The exact values fold into the histogram, once.
-            for x in std::mem::take(&mut self.exact) {
-                self.hist.bump(key(x));
-            }
+        if self.n as usize <= EXACT_LIMIT {
+            self.exact.push(v);
+            return;
+        }
+        if !self.exact.is_empty() {
+            self.fold_exact();
         }
         self.hist.bump(key(v));
+    }
+
+    /// The exact values fold into the histogram, once.
+    #[inline(never)]
+    fn fold_exact(&mut self) {
+        for x in std::mem::take(&mut self.exact) {
+            self.hist.bump(key(x));
+        }
     }
 
     pub fn count(&self) -> u64 {
