@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # batchlens throughput benchmark (issue 6). Not part of CI: it writes GBs.
 #
-#   bench/run.sh [--size BYTES] [--big] [--no-python] [--no-gzip] [--wasm] [--browser] [--shapes] [--dir DIR]
+#   bench/run.sh [--size BYTES] [--big] [--no-python] [--no-gzip] [--pgo] [--wasm] [--browser] [--shapes] [--dir DIR]
 #
 # Generates a realistic SGLang log (bench/gen_sglang.py, cached in DIR), builds
 # batchlens in release, then times on the same warm file, in the same run:
@@ -12,7 +12,9 @@
 #   (the RSS must not grow); with --wasm the core in V8 (node); with --browser the
 #   file dropped on the built page (dist/, `trunk build --release`) in headless Chromium;
 #   with --shapes the same against grep on logs of other shapes (bench/gen_shapes.py:
-#   SGLang and vLLM with request logging, long prompt lines; a TensorRT-LLM iteration log).
+#   SGLang and vLLM with request logging, long prompt lines; a TensorRT-LLM iteration log);
+#   with --pgo also the binary built with profile-guided optimisation (bench/pgo.sh: a
+#   profile taken on simulated logs, never this one), its report checked identical.
 # batchlens reads on two workers (each reads a chunk ahead, then feeds it in turn); the wall time is
 # what the targets compare, the CPU time shows the work.
 set -euo pipefail
@@ -24,6 +26,7 @@ GZ=1
 WASM=0
 BROWSER=0
 SHAPES=0
+PGO=0
 DIR=${BENCH_DIR:-/tmp/batchlens-bench}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -34,8 +37,9 @@ while [ $# -gt 0 ]; do
     --wasm) WASM=1; shift ;;
     --browser) BROWSER=1; shift ;;
     --shapes) SHAPES=1; shift ;;
+    --pgo) PGO=1; shift ;;
     --dir) DIR=$2; shift 2 ;;
-    -h|--help) sed -n 2,18p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,21p "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -57,6 +61,11 @@ gen() { # FILE SIZE
 echo "building batchlens (release)…" >&2
 (cd "$ROOT" && cargo build --release -q -p batchlens-cli)
 BL="$ROOT/target/release/batchlens"
+BL_PGO=""
+if [ "$PGO" = 1 ]; then
+  echo "building batchlens with PGO (bench/pgo.sh)…" >&2
+  BL_PGO=$("$ROOT/bench/pgo.sh" | tail -n1)
+fi
 
 # Best of N runs of a command (output to $DIR/out): prints "WALL CPU" in seconds,
 # CPU = user + sys. On a shared machine the CPU time is the steadier figure; the
@@ -94,6 +103,7 @@ measure() { # FILE
   t_bl=$(best 5 "$BL" diagnose --format json "$f")
   local lines_bl
   lines_bl=$(grep -m1 '"lines"' "$DIR/out" | tr -dc 0-9)
+  cp "$DIR/out" "$DIR/out.plain"
   t_wc=$(best 5 wc -l "$f")
   t_grep=$(best 5 grep -c 'Decode batch' "$f")
   local rss
@@ -109,10 +119,24 @@ measure() { # FILE
   both "batchlens / grep " "$t_bl" "$t_grep" "target <= 1.0"
   both "batchlens / wc -l" "$t_bl" "$t_wc" "stretch <= 2.0"
   echo "batchlens peak RSS = $rss MiB   (target <= 64)"
+  local t_pgo=""
+  if [ -n "$BL_PGO" ]; then
+    t_pgo=$(best 5 "$BL_PGO" diagnose --format json "$f")
+    if ! cmp -s "$DIR/out" "$DIR/out.plain"; then
+      echo "the PGO build's report differs from the plain build's" >&2
+      exit 1
+    fi
+    row "batchlens diagnose (PGO build)" "$t_pgo"
+    both "batchlens PGO / grep " "$t_pgo" "$t_grep" "target <= 1.0"
+    echo "PGO build report: identical"
+  fi
   if [ "$PY" = 1 ] && [ "${2:-}" != nopy ]; then
     t_py=$(best 1 python3 "$ROOT/bench/baseline.py" "$f")
     row "python regex baseline" "$t_py"
     both "python / batchlens" "$t_py" "$t_bl" "target >= 50"
+    if [ -n "$t_pgo" ]; then
+      both "python / batchlens PGO" "$t_py" "$t_pgo" "target >= 50"
+    fi
   fi
   RSS_LAST=$rss
 }
