@@ -22,6 +22,7 @@ mod encoding;
 pub mod engines;
 pub mod fields;
 pub mod file_format;
+mod gate;
 pub mod json_lines;
 pub mod lines;
 pub mod model;

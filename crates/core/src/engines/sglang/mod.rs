@@ -4,7 +4,6 @@
 //! `new fill batch`), never by position: versions add, drop and reorder them.
 
 mod fields;
-mod gate;
 mod ranks;
 mod startup;
 mod stats;
@@ -18,9 +17,9 @@ use super::prefix::Found as StampFound;
 use super::prefix_cache::PrefixCache;
 use super::{ahead_of, Ahead, Engine, LineParser, Outcome};
 use crate::fields::uint32;
+use crate::gate::Gate;
 use crate::model::{Event, EventKind, Record, SourceName};
 use fields::KeyMemo;
-use gate::Gate;
 use ranks::{read_prefix, Ranks};
 use startup::parse_config;
 use stats::Found;
@@ -96,7 +95,7 @@ fn bits_of(group: &[&[u8]]) -> u64 {
 }
 
 /// Every non-stats phrase the parser looks for: the gate must let each through.
-fn gated_phrases() -> impl Iterator<Item = &'static &'static [u8]> {
+pub(crate) fn gated_phrases() -> impl Iterator<Item = &'static &'static [u8]> {
     [
         &RETRACT,
         &DECODE_OOM,
@@ -112,6 +111,12 @@ fn gated_phrases() -> impl Iterator<Item = &'static &'static [u8]> {
     .chain(&HICACHE)
     .chain(&REQUEST_LOG)
     .chain(&HEADERS)
+}
+
+/// The gate of SGLang's phrases, for the gate's own tests.
+#[cfg(test)]
+pub(crate) fn gate() -> &'static Gate {
+    &phrases().gate
 }
 
 fn phrases() -> &'static Phrases {

@@ -1,4 +1,6 @@
-//! A quick test that a line holds one of a set of phrases.
+//! A quick test that a line holds one of a set of phrases, and which: SGLang's
+//! stats headers and rarer phrases on every line, other servers' phrases on a
+//! log's first lines ([`crate::other_servers`]).
 
 use crate::fields::starts;
 
@@ -10,7 +12,7 @@ use crate::fields::starts;
 /// the set is checked against the phrases that have it there, so the answer
 /// is exact: a long line (a request's prompt) has many windows, and some
 /// always hash like a phrase's.
-pub(super) struct Gate {
+pub(crate) struct Gate {
     /// Per hash slot ([`Gate::slot`]), 1 + the index in `candidates` of the
     /// phrase windows with that hash, or 0. A byte per slot, not a bit: the
     /// lookup is one load, on every 4 bytes of most lines (measured 10 %
@@ -48,12 +50,15 @@ impl Gate {
     /// Bits of a slot: [`Gate::slot`] keeps the hash's top bits, one flag each.
     const SLOT_BITS: u32 = 16;
     const SLOTS: usize = 1 << Gate::SLOT_BITS;
-    pub(super) const STRIDE: usize = 4;
+    pub(crate) const STRIDE: usize = 4;
+    /// The shortest phrase the gate takes: any place of it covers one of the
+    /// line's 4-byte chunks whole.
+    pub(crate) const SHORTEST: usize = Gate::STRIDE + 3;
     /// The bytes [`Gate::start`] may pass over.
     const HEAD: usize = 20;
 
     #[inline]
-    pub(super) fn slot(w: [u8; 4]) -> usize {
+    pub(crate) fn slot(w: [u8; 4]) -> usize {
         (u32::from_le_bytes(w).wrapping_mul(0x9e37_79b1) >> (32 - Gate::SLOT_BITS)) as usize
     }
 
@@ -62,11 +67,11 @@ impl Gate {
         self.set[k % Gate::SLOTS] != 0
     }
 
-    pub(super) fn add(&mut self, phrase: &'static [u8]) {
+    pub(crate) fn add(&mut self, phrase: &'static [u8]) {
         assert!(
-            phrase.len() >= Gate::STRIDE + 3,
+            phrase.len() >= Gate::SHORTEST,
             "gate phrases hold at least {} bytes",
-            Gate::STRIDE + 3
+            Gate::SHORTEST
         );
         assert!(self.phrases.len() < 64, "a bit per phrase in a u64");
         let id = self.phrases.len() as u16;
@@ -106,7 +111,7 @@ impl Gate {
 
     /// The added phrases that occur in `line`: bit `i` for the `i`-th added.
     #[inline]
-    pub(super) fn found(&self, line: &[u8]) -> u64 {
+    pub(crate) fn found(&self, line: &[u8]) -> u64 {
         if line.len() < self.shortest {
             return 0;
         }
@@ -151,7 +156,7 @@ mod tests {
 
     #[test]
     fn the_gate_tells_exactly_which_lines_hold_a_phrase() {
-        let g = &super::super::phrases().gate;
+        let g = crate::engines::sglang::gate();
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
         let mut lines: Vec<Vec<u8>> = Vec::new();
         for dir in [
@@ -174,7 +179,7 @@ mod tests {
             b"Decode batch 10:55:32 ",
             b"[\xc3\xa9026-02-24 10:55:32] ",
         ];
-        for phrase in super::super::gated_phrases() {
+        for phrase in crate::engines::sglang::gated_phrases() {
             for head in heads {
                 for at in 0..=head.len() {
                     let mut l = head[..at].to_vec();
@@ -193,11 +198,12 @@ mod tests {
                     .collect(),
             );
         }
-        let holds =
-            |l: &[u8]| super::super::gated_phrases().any(|p| memchr::memmem::find(l, p).is_some());
+        let holds = |l: &[u8]| {
+            crate::engines::sglang::gated_phrases().any(|p| memchr::memmem::find(l, p).is_some())
+        };
         // Long lines of words and digits (a prompt and its token ids), where
         // some windows always hash like a phrase's.
-        let phrases: Vec<_> = super::super::gated_phrases().collect();
+        let phrases: Vec<_> = crate::engines::sglang::gated_phrases().collect();
         for n in 0..300 {
             let mut l = b"[2026-02-24 10:55:32] Received request: ".to_vec();
             while l.len() < 4000 {
