@@ -53,45 +53,85 @@ pub(super) enum Value {
     Bool(bool),
 }
 
+/// How a slot's value reads and which field type takes it: decided once per
+/// key (the template reader decides it once per layout, not per value).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Kind {
+    /// A whole number in a `u32` field.
+    Count,
+    /// A whole number in a `u64` field.
+    Tokens,
+    /// A decimal.
+    Rate,
+    /// A decimal, or a percentage read as a fraction.
+    Share,
+    /// `True`/`False`.
+    Flag,
+    /// Any value, stored nowhere.
+    Unused,
+}
+
+impl Slot {
+    #[inline]
+    pub(super) fn kind(self) -> Kind {
+        match self {
+            Slot::Running | Slot::Queued | Slot::NewSeqs | Slot::Preempted => Kind::Count,
+            Slot::KvTokens | Slot::PrefillTokens | Slot::Cached | Slot::Pending => Kind::Tokens,
+            Slot::Gen | Slot::Input | Slot::AcceptLen => Kind::Rate,
+            Slot::KvUsage | Slot::PrefixHit => Kind::Share,
+            Slot::Graph => Kind::Flag,
+            Slot::Unused => Kind::Unused,
+        }
+    }
+}
+
+/// The `u32` field of a [`Kind::Count`] slot.
+#[inline]
+pub(super) fn count_field(s: &mut Sample, slot: Slot) -> &mut Option<u32> {
+    match slot {
+        Slot::Running => &mut s.running,
+        Slot::Queued => &mut s.queued,
+        Slot::NewSeqs => &mut s.new_seqs,
+        _ => &mut s.preempted,
+    }
+}
+
+/// The `u64` field of a [`Kind::Tokens`] slot.
+#[inline]
+pub(super) fn tokens_field(s: &mut Sample, slot: Slot) -> &mut Option<u64> {
+    match slot {
+        Slot::KvTokens => &mut s.kv_tokens,
+        Slot::PrefillTokens => &mut s.prefill_tokens,
+        Slot::Cached => &mut s.cached_tokens,
+        _ => &mut s.pending_tokens,
+    }
+}
+
+/// The `f64` field of a [`Kind::Rate`] or [`Kind::Share`] slot.
+#[inline]
+pub(super) fn decimal_field(s: &mut Sample, slot: Slot) -> &mut Option<f64> {
+    match slot {
+        Slot::KvUsage => &mut s.kv_usage,
+        Slot::PrefixHit => &mut s.prefix_hit,
+        Slot::Gen => &mut s.gen_tok_s,
+        Slot::Input => &mut s.input_tok_s,
+        _ => &mut s.accept_len,
+    }
+}
+
 /// Stores a value into the slot's field, if it has the slot's type.
 #[inline]
 pub(super) fn store(s: &mut Sample, slot: Slot, v: Value) -> bool {
-    match (slot, v) {
-        (Slot::Running | Slot::Queued | Slot::NewSeqs | Slot::Preempted, Value::Int(n)) => {
+    match (slot.kind(), v) {
+        (Kind::Count, Value::Int(n)) => {
             let Ok(n) = u32::try_from(n) else {
                 return false;
             };
-            let field = match slot {
-                Slot::Running => &mut s.running,
-                Slot::Queued => &mut s.queued,
-                Slot::NewSeqs => &mut s.new_seqs,
-                _ => &mut s.preempted,
-            };
-            *field = Some(n);
+            *count_field(s, slot) = Some(n);
         }
-        (Slot::KvTokens | Slot::PrefillTokens | Slot::Cached | Slot::Pending, Value::Int(n)) => {
-            let field = match slot {
-                Slot::KvTokens => &mut s.kv_tokens,
-                Slot::PrefillTokens => &mut s.prefill_tokens,
-                Slot::Cached => &mut s.cached_tokens,
-                _ => &mut s.pending_tokens,
-            };
-            *field = Some(n);
-        }
-        (
-            Slot::KvUsage | Slot::PrefixHit | Slot::Gen | Slot::Input | Slot::AcceptLen,
-            Value::Float(f),
-        ) => {
-            let field = match slot {
-                Slot::KvUsage => &mut s.kv_usage,
-                Slot::PrefixHit => &mut s.prefix_hit,
-                Slot::Gen => &mut s.gen_tok_s,
-                Slot::Input => &mut s.input_tok_s,
-                _ => &mut s.accept_len,
-            };
-            *field = Some(f);
-        }
-        (Slot::Graph, Value::Bool(b)) => s.graph = Some(b),
+        (Kind::Tokens, Value::Int(n)) => *tokens_field(s, slot) = Some(n),
+        (Kind::Rate | Kind::Share, Value::Float(f)) => *decimal_field(s, slot) = Some(f),
+        (Kind::Flag, Value::Bool(b)) => s.graph = Some(b),
         _ => return false,
     }
     true
@@ -312,78 +352,77 @@ fn digits_by_byte(b: &[u8], mut i: usize) -> (u64, usize, usize) {
 }
 
 /// A plain value at `i` of the type the slot wants, and where it ends. Out of
-/// line for the one-pass reader; the template reader, far hotter, inlines the
-/// same body through [`plain_value_into`].
+/// line for the one-pass reader; the template reader, far hotter, reads each
+/// value with the reader of its kind ([`whole_at`], [`decimal_at`], [`flag_at`],
+/// [`any_at`]), the same functions this one dispatches to.
 fn plain_value(b: &[u8], i: usize, slot: Slot) -> Option<(Value, usize)> {
-    plain_value_inline(b, i, slot)
+    match slot.kind() {
+        Kind::Count | Kind::Tokens => whole_at(b, i).map(|(n, end)| (Value::Int(n), end)),
+        Kind::Rate => decimal_at(b, i, false).map(|(v, end)| (Value::Float(v), end)),
+        Kind::Share => decimal_at(b, i, true).map(|(v, end)| (Value::Float(v), end)),
+        Kind::Flag => flag_at(b, i).map(|(v, end)| (Value::Bool(v), end)),
+        Kind::Unused => any_at(b, i).map(|end| (Value::Bool(false), end)),
+    }
 }
 
-/// [`plain_value`] stored into its field of `s` (none for an unused key):
-/// where it ends. Inlined into the template reader's loop, its hottest caller.
+/// A whole number at `i` (digits only; at most 15 are read): its value and end.
 #[inline(always)]
-pub(super) fn plain_value_into(b: &[u8], i: usize, slot: Slot, s: &mut Sample) -> Option<usize> {
-    let (v, end) = plain_value_inline(b, i, slot)?;
-    (slot == Slot::Unused || store(s, slot, v)).then_some(end)
-}
-
-/// The body of [`plain_value`].
-#[inline(always)]
-fn plain_value_inline(b: &[u8], i: usize, slot: Slot) -> Option<(Value, usize)> {
-    let rest = &b[i..];
-    let first = *rest.first()?;
-    if !first.is_ascii_digit() {
-        // Only words the general reader takes as they are.
-        let word = |w: &[u8], v: bool| rest.starts_with(w).then_some((Value::Bool(v), i + w.len()));
-        return match slot {
-            Slot::Graph | Slot::Unused => word(b"True", true)
-                .or_else(|| word(b"False", false))
-                .or_else(|| word(b"true", true))
-                .or_else(|| word(b"false", false)),
-            _ => None,
-        };
-    }
-    let (int, n, mut end) = digits(b, i);
-    let is_int_slot = matches!(
-        slot,
-        Slot::Running
-            | Slot::Queued
-            | Slot::NewSeqs
-            | Slot::Preempted
-            | Slot::KvTokens
-            | Slot::PrefillTokens
-            | Slot::Cached
-            | Slot::Pending
-    );
-    if is_int_slot {
-        return Some((Value::Int(int), end));
-    }
-    if matches!(slot, Slot::Graph) {
+pub(super) fn whole_at(b: &[u8], i: usize) -> Option<(u64, usize)> {
+    if !b.get(i)?.is_ascii_digit() {
         return None;
     }
-    let mut m = int;
-    let mut k = 0;
-    if b.get(end) == Some(&b'.') {
-        let (f, nf, e) = digits(b, end + 1);
-        if n + nf > 15 {
-            return None;
-        }
-        m = int * POW10[nf] + f;
-        k = nf;
-        end = e;
+    let (int, _, end) = digits(b, i);
+    Some((int, end))
+}
+
+/// `True`, `False`, `true` or `false` at `i`: its value and end.
+#[inline(always)]
+pub(super) fn flag_at(b: &[u8], i: usize) -> Option<(bool, usize)> {
+    let rest = b.get(i..)?;
+    let word = |w: &[u8], v: bool| rest.starts_with(w).then_some((v, i + w.len()));
+    word(b"True", true)
+        .or_else(|| word(b"False", false))
+        .or_else(|| word(b"true", true))
+        .or_else(|| word(b"false", false))
+}
+
+/// A number at `i` (`12`, `0.5`, `12.`; at most 15 digits in all) as mantissa,
+/// decimals and end, before any `%`.
+#[inline(always)]
+fn number_at(b: &[u8], i: usize) -> Option<(u64, usize, usize)> {
+    if !b.get(i)?.is_ascii_digit() {
+        return None;
     }
-    let percent = b.get(end) == Some(&b'%');
-    if percent {
-        if !matches!(slot, Slot::KvUsage | Slot::PrefixHit | Slot::Unused) {
-            return None;
-        }
-        end += 1;
+    let (int, n, end) = digits(b, i);
+    if b.get(end) != Some(&b'.') {
+        return Some((int, 0, end));
     }
-    if slot == Slot::Unused {
-        // Read as a number, so it is a value; nothing stores it (a division is dear).
-        return Some((Value::Bool(false), end));
+    let (f, nf, end) = digits(b, end + 1);
+    if n + nf > 15 {
+        return None;
     }
+    Some((int * POW10[nf] + f, nf, end))
+}
+
+/// A decimal at `i`, or with `percent` a percentage too (as a fraction): its value and end.
+#[inline(always)]
+pub(super) fn decimal_at(b: &[u8], i: usize, percent: bool) -> Option<(f64, usize)> {
+    let (m, k, end) = number_at(b, i)?;
     let v = decimal(m, k);
-    Some((Value::Float(if percent { hundredth(v) } else { v }), end))
+    if b.get(end) == Some(&b'%') {
+        return percent.then(|| (hundredth(v), end + 1));
+    }
+    Some((v, end))
+}
+
+/// Any plain value at `i` (a flag word, a number, a percentage): where it ends.
+#[inline(always)]
+pub(super) fn any_at(b: &[u8], i: usize) -> Option<usize> {
+    let Some((_, _, end)) = number_at(b, i) else {
+        return flag_at(b, i).map(|(_, end)| end);
+    };
+    // Read as a number, so it is a value; nothing stores it (a division is dear).
+    Some(end + usize::from(b.get(end) == Some(&b'%')))
 }
 
 /// Powers of ten up to a value's most digits: a look-up, where `pow` is a loop.

@@ -14,7 +14,8 @@
 //!   header search finds the template's one header; values are digits, `.`, `%`
 //!   and `True`/`False`, which can neither hide nor form a `batch` header, and the
 //!   texts after the first value hold no `batch` at all;
-//! - each value is read by the same function, [`plain_value`], and must be
+//! - each value is read by the same function as there, the reader of its
+//!   slot's kind ([`Slot::kind`]), and stored in the same field; and it must be
 //!   followed by the template's next text, which starts with the separator the
 //!   general reader checks;
 //! - every field is stored the same way, in the same order, so the fields a
@@ -23,7 +24,10 @@
 //! Anything else (a value too long, another layout, a damaged line) is a miss,
 //! and the general reader reads the line as before.
 
-use super::fields::{plain_fields_marked, plain_value_into, KeyMemo, Slot};
+use super::fields::{
+    any_at, count_field, decimal_at, decimal_field, flag_at, plain_fields_marked, tokens_field,
+    whole_at, KeyMemo, Kind, Slot,
+};
 use super::ranks::read_prefix;
 use super::stats::{Found, Header};
 use crate::engines::prefix::{bracketed_head, bracketed_stamp};
@@ -39,11 +43,69 @@ const BUCKETS: usize = 256;
 const WAYS: usize = 4;
 const EMPTY: u16 = u16::MAX;
 
+/// A value's place in a layout: how it reads and where it is stored, decided
+/// when the layout is learned ([`Slot::kind`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Hole {
     /// `Decode batch [123]`: skipped, as the general reader skips it.
     Iteration,
-    Field(Slot),
+    Count(Slot),
+    Tokens(Slot),
+    Rate(Slot),
+    Share(Slot),
+    Flag,
+    Unused,
+}
+
+impl Hole {
+    fn of(slot: Slot) -> Hole {
+        match slot.kind() {
+            Kind::Count => Hole::Count(slot),
+            Kind::Tokens => Hole::Tokens(slot),
+            Kind::Rate => Hole::Rate(slot),
+            Kind::Share => Hole::Share(slot),
+            Kind::Flag => Hole::Flag,
+            Kind::Unused => Hole::Unused,
+        }
+    }
+
+    /// Reads the value at `i` into its field of `s`, as the general reader
+    /// reads and stores it ([`super::fields::store`]): where it ends.
+    #[inline(always)]
+    fn read(self, line: &[u8], i: usize, s: &mut Sample) -> Option<usize> {
+        match self {
+            Hole::Iteration => {
+                let n = line[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+                (n > 0).then_some(i + n)
+            }
+            Hole::Count(slot) => {
+                let (n, end) = whole_at(line, i)?;
+                *count_field(s, slot) = Some(u32::try_from(n).ok()?);
+                Some(end)
+            }
+            Hole::Tokens(slot) => {
+                let (n, end) = whole_at(line, i)?;
+                *tokens_field(s, slot) = Some(n);
+                Some(end)
+            }
+            Hole::Rate(slot) => {
+                let (v, end) = decimal_at(line, i, false)?;
+                *decimal_field(s, slot) = Some(v);
+                Some(end)
+            }
+            Hole::Share(slot) => {
+                let (v, end) = decimal_at(line, i, true)?;
+                *decimal_field(s, slot) = Some(v);
+                Some(end)
+            }
+            Hole::Flag => {
+                let (v, end) = flag_at(line, i)?;
+                s.graph = Some(v);
+                Some(end)
+            }
+            Hole::Unused => any_at(line, i),
+        }
+    }
 }
 
 struct Template {
@@ -73,21 +135,10 @@ impl Template {
         s.kind = Some(self.kind);
         let mut from = self.head;
         for &(hole, to) in self.holes.iter() {
-            i = match hole {
-                Hole::Iteration => {
-                    let n = line[i..].iter().take_while(|c| c.is_ascii_digit()).count();
-                    if n == 0 {
-                        return false;
-                    }
-                    i + n
-                }
-                Hole::Field(slot) => {
-                    let Some(end) = plain_value_into(line, i, slot, s) else {
-                        return false;
-                    };
-                    end
-                }
+            let Some(end) = hole.read(line, i, s) else {
+                return false;
             };
+            i = end;
             if !starts(&line[i..], &self.text[from..to]) {
                 return false;
             }
@@ -268,7 +319,7 @@ fn layout(line: &[u8], h: &Found, memo: &mut KeyMemo) -> Option<Template> {
     let off = trimmed.as_ptr() as usize - line.as_ptr() as usize;
     let mut scratch = Sample::default();
     let plain = plain_fields_marked(trimmed, &mut scratch, memo, |from, to, slot| {
-        holes.push((off + from, off + to, Hole::Field(slot)))
+        holes.push((off + from, off + to, Hole::of(slot)))
     });
     let first = holes.first()?.0;
     if !plain || first < STAMP_LEN + KEY_LEN {
