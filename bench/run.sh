@@ -172,7 +172,7 @@ fi
 if [ "$SHAPES" = 1 ]; then
   echo
   echo "== other shapes: batchlens diagnose vs grep -c of the stats lines (best of 3)"
-  printf '%-18s %12s %9s %9s %7s\n' "shape" "bytes" "bl wall" "grep" "ratio"
+  printf '%-18s %12s %9s %9s %7s %9s %7s\n' "shape" "bytes" "bl wall" "grep" "ratio" "PGO wall" "ratio"
   for shape in sglang-requests vllm-requests trtllm-iterations; do
     f="$DIR/$shape-$SIZE.log"
     if [ ! -f "$f" ]; then
@@ -193,7 +193,13 @@ if [ "$SHAPES" = 1 ]; then
     cat "$f" >/dev/null
     t_s=$(best 3 "$BL" diagnose --format json "$f")
     t_g=$(best 3 grep -c "$pat" "$f")
-    printf '%-18s %12s %9s %9s %7s\n' "$shape" "$(stat -c %s "$f")" "$(wall "$t_s")" "$(wall "$t_g")" "$(ratio "$(wall "$t_s")" "$(wall "$t_g")")"
+    pgo_wall="-" pgo_ratio="-"
+    if [ -n "$BL_PGO" ]; then
+      t_p=$(best 3 "$BL_PGO" diagnose --format json "$f")
+      pgo_wall=$(wall "$t_p")
+      pgo_ratio=$(ratio "$pgo_wall" "$(wall "$t_g")")
+    fi
+    printf '%-18s %12s %9s %9s %7s %9s %7s\n' "$shape" "$(stat -c %s "$f")" "$(wall "$t_s")" "$(wall "$t_g")" "$(ratio "$(wall "$t_s")" "$(wall "$t_g")")" "$pgo_wall" "$pgo_ratio"
   done
 fi
 
