@@ -110,7 +110,7 @@ const SERVERS: &[(&str, &[&str], &str)] = &[
 /// each server's phrases.
 pub(crate) struct OtherServers {
     /// The phrases long enough for the gate (nearly all): one pass over a
-    /// line finds which it holds, where ~35 searches cost ~20 times more.
+    /// line finds which it holds, where ~35 searches cost ~8 times more.
     gate: Gate,
     /// Per gate phrase (its bit), the server that prints it.
     gated: Vec<usize>,
