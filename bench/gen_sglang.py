@@ -10,6 +10,7 @@ printing `Decode batch` lines (several field layouts: with/without the
 and now and then a retraction (`Decode out of memory happened`) printed by
 every TP rank. Timestamps move forward about one tick per second.
 """
+import datetime
 import random
 import sys
 
@@ -22,7 +23,7 @@ def main():
     ri = rnd.randint
     dp = 4
     sec = 13 * 3600 + 40 * 60
-    day = 7
+    day = datetime.date(2026, 5, 7)
     written = 0
     buf = []
     buf_bytes = 0
@@ -35,9 +36,10 @@ def main():
             sec += 1
             if sec >= 86400:
                 sec -= 86400
-                day += 1
+                # A calendar day: a long run crosses into the next month.
+                day += datetime.timedelta(days=1)
             h, m, s = sec // 3600, sec // 60 % 60, sec % 60
-            date = f"2026-05-{day:02d} {h:02d}:{m:02d}:{s:02d}"
+            date = f"{day.isoformat()} {h:02d}:{m:02d}:{s:02d}"
             lines = []
             # HTTP access lines
             for _ in range(ri(1, 8)):
