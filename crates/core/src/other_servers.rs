@@ -3,6 +3,8 @@
 //! it and why its log cannot show what limits throughput, instead of only
 //! "no stats lines".
 
+use std::sync::OnceLock;
+
 use memchr::memmem::Finder;
 use serde::Serialize;
 
@@ -109,13 +111,6 @@ const SERVERS: &[(&str, &[&str], &str)] = &[
 /// Counts, over the first lines no engine parser claims, the lines that hold
 /// each server's phrases.
 pub(crate) struct OtherServers {
-    /// The phrases long enough for the gate (nearly all): one pass over a
-    /// line finds which it holds, where ~35 searches cost ~8 times more.
-    gate: Gate,
-    /// Per gate phrase (its bit), the server that prints it.
-    gated: Vec<usize>,
-    /// The shorter phrases, searched one by one.
-    finders: Vec<(usize, Finder<'static>)>,
     seen: u32,
     seen_bytes: usize,
     /// Per server: lines, first line, its text.
@@ -124,26 +119,63 @@ pub(crate) struct OtherServers {
 
 impl Default for OtherServers {
     fn default() -> Self {
-        let (mut gate, mut gated, mut finders) = (Gate::default(), Vec::new(), Vec::new());
-        for (i, (_, phrases, _)) in SERVERS.iter().enumerate() {
-            for p in phrases.iter().map(|p| p.as_bytes()) {
-                if p.len() >= Gate::SHORTEST {
-                    gate.add(p);
-                    gated.push(i);
-                } else {
-                    finders.push((i, Finder::new(p)));
-                }
-            }
-        }
         OtherServers {
-            gate,
-            gated,
-            finders,
             seen: 0,
             seen_bytes: 0,
             found: vec![(0, 0, String::new()); SERVERS.len()],
         }
     }
+}
+
+/// The servers' phrases, compiled once (they are the same for every log).
+struct Phrases {
+    /// The phrases long enough for the gate (nearly all): one pass over a
+    /// line finds which it holds, where ~35 searches cost ~8 times more.
+    gate: Gate,
+    /// Per gate phrase (its bit), the server that prints it.
+    gated: Vec<usize>,
+    /// The shorter phrases, searched one by one.
+    finders: Vec<(usize, Finder<'static>)>,
+}
+
+fn phrases() -> &'static Phrases {
+    static P: OnceLock<Phrases> = OnceLock::new();
+    P.get_or_init(|| {
+        let mut p = Phrases {
+            gate: Gate::default(),
+            gated: Vec::new(),
+            finders: Vec::new(),
+        };
+        for (i, (_, phrases, _)) in SERVERS.iter().enumerate() {
+            for ph in phrases.iter().map(|ph| ph.as_bytes()) {
+                if ph.len() >= Gate::SHORTEST {
+                    p.gate.add(ph);
+                    p.gated.push(i);
+                } else {
+                    p.finders.push((i, Finder::new(ph)));
+                }
+            }
+        }
+        p
+    })
+}
+
+/// The servers whose phrases `line` holds, a bit each (in [`SERVERS`] order).
+fn servers_in(line: &[u8]) -> u32 {
+    const _: () = assert!(SERVERS.len() <= 32, "a bit per server in a u32");
+    let p = phrases();
+    let mut holds = 0u32;
+    let mut bits = p.gate.found(line);
+    while bits != 0 {
+        holds |= 1 << p.gated[bits.trailing_zeros() as usize];
+        bits &= bits - 1;
+    }
+    for (server, f) in &p.finders {
+        if holds & 1 << server == 0 && f.find(line).is_some() {
+            holds |= 1 << server;
+        }
+    }
+    holds
 }
 
 impl OtherServers {
@@ -161,7 +193,7 @@ impl OtherServers {
         self.seen += 1;
         self.seen_bytes += line.len();
         // A line counts once per server.
-        let mut holds = self.servers_in(line);
+        let mut holds = servers_in(line);
         while holds != 0 {
             let (lines, first, text) = &mut self.found[holds.trailing_zeros() as usize];
             if *lines == 0 {
@@ -171,23 +203,6 @@ impl OtherServers {
             *lines += 1;
             holds &= holds - 1;
         }
-    }
-
-    /// The servers whose phrases `line` holds, a bit each (in [`SERVERS`] order).
-    fn servers_in(&self, line: &[u8]) -> u32 {
-        const _: () = assert!(SERVERS.len() <= 32, "a bit per server in a u32");
-        let mut holds = 0u32;
-        let mut bits = self.gate.found(line);
-        while bits != 0 {
-            holds |= 1 << self.gated[bits.trailing_zeros() as usize];
-            bits &= bits - 1;
-        }
-        for (server, f) in &self.finders {
-            if holds & 1 << server == 0 && f.find(line).is_some() {
-                holds |= 1 << server;
-            }
-        }
-        holds
     }
 
     /// The first server in precedence order whose phrases were seen: one that
@@ -248,7 +263,6 @@ mod tests {
 
     #[test]
     fn the_servers_a_line_holds_are_the_ones_a_search_finds() {
-        let o = OtherServers::default();
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
         let mut lines: Vec<Vec<u8>> = Vec::new();
         for dir in std::fs::read_dir(format!("{root}/tests/fixtures")).expect("fixtures") {
@@ -286,7 +300,7 @@ mod tests {
         let mut found = 0;
         for l in &lines {
             let want = searched(l);
-            assert_eq!(o.servers_in(l), want, "{}", String::from_utf8_lossy(l));
+            assert_eq!(servers_in(l), want, "{}", String::from_utf8_lossy(l));
             found += usize::from(want != 0);
         }
         assert!(found > 1000, "{found} lines with a server's phrase");
