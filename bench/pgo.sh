@@ -51,10 +51,10 @@ k=0
 for preset in kv_bound running_cap client_underload prefill_heavy retraction decode_saturated vllm_kv_bound vllm_v0_kv_bound; do
   for engine in sglang vllm vllm-v0 trtllm; do
     k=$((k + 1))
-    "$BIN" simulate --preset "$preset" --engine "$engine" --seed "$k" --out "$TRAIN/$preset-$engine.log"
+    "$BIN" simulate --preset "$preset" --engine "$engine" --seed "$k" --out "$TRAIN/preset-$preset-$engine.log"
   done
 done
-for f in "$TRAIN"/*-*.log examples/*.log tests/fixtures/*/*.log; do
+for f in "$TRAIN"/preset-*.log examples/*.log tests/fixtures/*/*.log; do
   "$BIN" diagnose --no-progress --format json "$f" >/dev/null 2>&1 || true
 done
 

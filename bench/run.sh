@@ -39,7 +39,7 @@ while [ $# -gt 0 ]; do
     --shapes) SHAPES=1; shift ;;
     --pgo) PGO=1; shift ;;
     --dir) DIR=$2; shift 2 ;;
-    -h|--help) sed -n 2,21p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,19p "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
