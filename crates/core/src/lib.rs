@@ -12,6 +12,7 @@
 //! assert_eq!(report.input.stat_lines, 1);
 //! ```
 
+mod access_layouts;
 pub mod analyzer;
 pub mod charts;
 pub mod client;

@@ -5,6 +5,7 @@
 //! ahead only where the outcome is the one the analyzer would reach itself;
 //! every other line is left to it.
 
+use crate::access_layouts::{learnable, AccessLayouts};
 use crate::analyzer::Options;
 use crate::engines::{common, parser_for, Ahead, Engine, LineParser, Parser};
 use crate::lines;
@@ -69,6 +70,7 @@ pub struct ReadAhead {
     parsers: Vec<Parser>,
     /// The text of the JSON record being read.
     text: Vec<u8>,
+    access: AccessLayouts,
 }
 
 impl ReadAhead {
@@ -79,6 +81,7 @@ impl ReadAhead {
                 .map(|&e| parser_for(e))
                 .collect(),
             text: Vec::new(),
+            access: AccessLayouts::default(),
         }
     }
 
@@ -141,9 +144,20 @@ impl ReadAhead {
     }
 
     fn line(&mut self, line: &[u8], out: &mut Vec<Record>) -> Pre {
+        if let Some(client) = self.access.find(line) {
+            return Pre::Unclaimed {
+                label: Some(common::ACCESS_LOG),
+                client,
+            };
+        }
         let mut access = false;
+        let mut learn = true;
         for p in self.parsers.iter_mut() {
-            match p.read_ahead(line, out) {
+            let ahead = p.read_ahead(line, out);
+            if let Some(a) = ahead {
+                learn &= learnable(p.engine(), a);
+            }
+            match ahead {
                 Some(Ahead::Stats { full, damaged }) => {
                     return Pre::Stats {
                         engine: p.engine(),
@@ -160,13 +174,143 @@ impl ReadAhead {
                 None => return Pre::Unread,
             }
         }
+        let client = crate::client::may_be_client_line(line);
+        if access && learn {
+            self.access.learn(line, client);
+        }
         Pre::Unclaimed {
             label: if access {
                 Some(common::ACCESS_LOG)
             } else {
                 common::classify(line)
             },
-            client: crate::client::may_be_client_line(line),
+            client,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::access_layouts::AccessLayouts;
+
+    /// Every line of the bundled examples and fixtures.
+    fn lines() -> Vec<Vec<u8>> {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+        let mut dirs = vec![format!("{root}/examples")];
+        for e in std::fs::read_dir(format!("{root}/tests/fixtures")).expect("fixtures") {
+            dirs.push(e.expect("entry").path().to_string_lossy().into_owned());
+        }
+        let mut files: Vec<_> = dirs
+            .iter()
+            .filter_map(|d| std::fs::read_dir(d).ok())
+            .flatten()
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "log"))
+            .collect();
+        files.sort();
+        assert!(files.len() > 60, "{}", files.len());
+        files
+            .iter()
+            .flat_map(|f| {
+                let text = std::fs::read(f).expect("read");
+                text.split(|&c| c == b'\n')
+                    .map(<[u8]>::to_vec)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// Access lines that hold (or nearly hold) the phrases the parsers look for.
+    const HOSTILE: [&str; 8] = [
+        r#"[2026-05-07 13:40:42] INFO:     127.0.0.1:47182 - "POST /Decode batch HTTP/1.1" 200 OK"#,
+        r#"[2026-05-07 13:40:42] INFO:     127.0.0.1:47182 - "GET /Avg prompt throughput: HTTP/1.1" 200 OK"#,
+        r#"[2026-05-07 13:40:42 TP1] Retract requests 10.0.0.1:5 - "GET / HTTP/1.1" 200 OK"#,
+        r#"[2026-05-07 13:40:42 DP0 TP0] Decode batch, #running-req: 5 - "GET / HTTP/1.1" 200 OK"#,
+        r#"INFO 05-07 13:40:42 [loggers.py:123] Engine 000: Avg prompt throughput: 1.0 tokens/s - "GET / HTTP/1.1" 200 OK"#,
+        r#"Iteration 12: {"GET / HTTP/1.1" 200 OK"#,
+        r#"[2026-05-07 13:40:42] INFO:     127.0.0.1:47182 - "POST /generate HTTP/1.1" 200 OK"#,
+        r#"(APIServer pid=4242) INFO:     10.1.2.3:47182 - "POST /v1/completions HTTP/1.1" 200 OK"#,
+    ];
+
+    /// Access lines as long as `HOSTILE`'s plain one, each after it, with a
+    /// phrase some reading looks for (or a client line's `=`, `{`) written over
+    /// its request or its head.
+    fn overwritten() -> Vec<Vec<u8>> {
+        let base = HOSTILE[6].as_bytes();
+        let quote = memchr::memchr(b'"', base).expect("a quote");
+        let mut v = Vec::new();
+        for p in [
+            &b"Decode batch"[..],
+            b"Prefill batch",
+            b"Avg prompt throughput: ",
+            b"Retract requests",
+            b"Iteration",
+            b"=",
+            b"{",
+        ] {
+            for at in [quote + 1, quote + 6, 1, quote - p.len()] {
+                let mut l = base.to_vec();
+                l[at..at + p.len()].copy_from_slice(p);
+                v.extend([base.to_vec(), l]);
+            }
+        }
+        v
+    }
+
+    /// A line's variants that share its layout: one digit before its first
+    /// quote changed at a time, then all of them.
+    fn variants(line: &[u8]) -> Vec<Vec<u8>> {
+        let Some(quote) = memchr::memchr(b'"', line) else {
+            return Vec::new();
+        };
+        let turn = |c: &mut u8| *c = b'0' + (*c - b'0' + 7) % 10;
+        let mut all = line.to_vec();
+        let mut v = Vec::new();
+        for i in (0..quote).filter(|&i| line[i].is_ascii_digit()) {
+            let mut one = line.to_vec();
+            turn(&mut one[i]);
+            turn(&mut all[i]);
+            v.push(one);
+        }
+        v.push(all);
+        v
+    }
+
+    #[test]
+    fn a_layout_learned_reads_its_lines_as_the_parsers_do() {
+        let mut lines = lines();
+        lines.extend(HOSTILE.iter().map(|l| l.as_bytes().to_vec()));
+        lines.extend(overwritten());
+        let forced = Engine::ALL.iter().map(|&e| Some(e));
+        for engine in std::iter::once(None).chain(forced) {
+            let opts = Options {
+                engine,
+                ..Options::default()
+            };
+            let mut learning = ReadAhead::new(&opts);
+            let mut asking = ReadAhead::new(&opts);
+            let mut checked = 0;
+            for line in &lines {
+                for l in std::iter::once(line.clone()).chain(variants(line)) {
+                    // The reference forgets every layout: the parsers are asked each time.
+                    asking.access = AccessLayouts::default();
+                    let (mut got, mut want) = (Vec::new(), Vec::new());
+                    let shown = String::from_utf8_lossy(&l);
+                    assert_eq!(
+                        learning.line(&l, &mut got),
+                        asking.line(&l, &mut want),
+                        "{engine:?}: {shown}"
+                    );
+                    assert_eq!(got, want, "{engine:?}: {shown}");
+                    checked += 1;
+                }
+            }
+            let hits = learning.access.hits();
+            assert!(checked > 50_000, "{checked}");
+            // Learned where SGLang and vLLM are asked (vLLM names access lines).
+            let learns = matches!(engine, None | Some(Engine::Vllm));
+            assert_eq!(hits > 1_000, learns, "{engine:?}: {hits} hits");
         }
     }
 }

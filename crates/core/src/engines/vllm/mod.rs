@@ -13,6 +13,9 @@
 mod startup;
 mod stats;
 
+#[cfg(test)]
+pub(crate) use stats::LOOK_ALIKE;
+
 use memchr::memmem;
 
 use super::common::is_access_line;
@@ -26,7 +29,7 @@ use stats::engine_label;
 /// vLLM's default KV block size (tokens), used when the log never states one.
 const DEFAULT_BLOCK_SIZE: u64 = 16;
 
-const STATS_HEADER: &[u8] = b"Avg prompt throughput: ";
+pub(crate) const STATS_HEADER: &[u8] = b"Avg prompt throughput: ";
 
 pub struct VllmParser {
     header: memmem::Finder<'static>,

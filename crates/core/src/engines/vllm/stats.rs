@@ -11,6 +11,8 @@ use crate::model::{Record, Sample, SampleKind};
 
 /// Records read from one physical line; more than one only when newlines went missing.
 const MAX_RECORDS_PER_LINE: usize = 64;
+/// What LMDeploy's look-alike of a stats line holds (and vLLM's never does).
+pub(crate) const LOOK_ALIKE: &[u8] = b"Unfinished: ";
 /// How far before a glued record's header its prefix may start.
 const MAX_PREFIX: usize = 256;
 
@@ -321,7 +323,7 @@ impl VllmParser {
             return None;
         }
         // LMDeploy ≤0.12 prints a look-alike line with `Finished:` / `Unfinished:`.
-        if has(line, b"Unfinished: ") {
+        if has(line, LOOK_ALIKE) {
             return None;
         }
         let mark = out.len();
