@@ -56,9 +56,9 @@ struct Word {
 }
 
 impl Word {
-    /// Whether `x`, the line's word here, fits: no branch on its bytes
-    /// (which bytes differ varies line to line, and a branch on it would be
-    /// mispredicted).
+    /// Where `x`, the line's word here, does not fit (zero: it fits),
+    /// without a branch on its bytes (which bytes differ varies line to line,
+    /// and a branch on it would be mispredicted).
     #[inline]
     fn misfit(&self, x: u64) -> u64 {
         ((x ^ self.held) & self.fixed) | (self.digits & !digit_bytes(x))

@@ -70,6 +70,7 @@ pub struct ReadAhead {
     parsers: Vec<Parser>,
     /// The text of the JSON record being read.
     text: Vec<u8>,
+    /// Access lines read in full, by layout: a line of one is labelled at once.
     access: AccessLayouts,
 }
 
@@ -151,6 +152,7 @@ impl ReadAhead {
             };
         }
         let mut access = false;
+        // Whether every reading holds for all lines of the line's layout.
         let mut learn = true;
         for p in self.parsers.iter_mut() {
             let ahead = p.read_ahead(line, out);
