@@ -265,6 +265,52 @@ fn tensorrt_llm_runs_are_named_for_what_binds() {
     assert_eq!(primary(&r), Kind::DecodeSaturated);
 }
 
+/// One request waits in every iteration while three run, the pool a third used:
+/// GUARANTEED_NO_EVICT reserves each request's prompt and whole max_tokens, and
+/// the fourth does not fit. A queue of one, there all the time, is a queue (its
+/// mean, a shade under one at the window's edges, is not what says so); more
+/// requests from the client would only wait beside it (a case `bench/sweep.py`
+/// found named client-bound).
+#[test]
+fn a_request_always_waiting_is_a_queue_however_short() {
+    let cfg = drawn(Engine::Trtllm, 212, 30_000, 128, 4, 512, 4096);
+    let (r, truth) = run(&cfg);
+    assert!(
+        truth.steady_mean_queued > 0.9,
+        "{}",
+        truth.steady_mean_queued
+    );
+    assert_eq!(
+        primary(&r),
+        Kind::KvCacheCapacity,
+        "{}",
+        render::text(&r, false)
+    );
+    assert_eq!(
+        action_ids(&r)[..2],
+        ["max_tokens", "capacity_scheduler_policy"]
+    );
+    // The ground truth: more from the client buys nothing, a larger pool does.
+    gains_under(
+        &[SimConfig {
+            concurrency: 8,
+            ..cfg.clone()
+        }],
+        &truth,
+        1.05,
+    );
+    let (_, bigger) = run(&SimConfig {
+        kv_capacity_tokens: 60_000,
+        ..cfg
+    });
+    assert!(
+        bigger.steady_gen_tok_s > 1.15 * truth.steady_gen_tok_s,
+        "{} against {}",
+        bigger.steady_gen_tok_s,
+        truth.steady_gen_tok_s
+    );
+}
+
 /// TensorRT-LLM logs every iteration: a decode step of tens of milliseconds, a
 /// prefill step of hundreds. The server's rate is tokens over time, so the
 /// iterations' rates count by the time they took (taken one by one, the many

@@ -124,7 +124,7 @@ impl<'a> Ctx<'a> {
     }
     /// Requests wait for a good part of the judged window.
     pub fn waiting(&self) -> bool {
-        let q = self.queued();
+        let q = self.w.typical_queue();
         q >= 1.0_f64.max(0.15 * self.run()) && self.w.queue_share.unwrap_or(0.0) >= 0.3
     }
     /// KV usage above which a queue means the pool stops admission. SGLang
@@ -209,7 +209,7 @@ pub(super) fn running_cap(r: &Report, w: &Window) -> (Option<f64>, bool) {
     };
     let round = max >= 8.0 && (max.fract() == 0.0) && (max as u64) % 8 == 0;
     let flat = p50 >= 0.97 * max;
-    let queue = w.queued.unwrap_or(0.0) >= 1.0 && w.queue_share.unwrap_or(0.0) >= 0.5;
+    let queue = w.typical_queue() >= 1.0 && w.queue_share.unwrap_or(0.0) >= 0.5;
     let kv_spare = w.kv_usage.is_none_or(|u| u < 0.6);
     if round && flat && queue && kv_spare {
         (Some(max), true)

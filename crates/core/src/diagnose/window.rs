@@ -18,6 +18,8 @@ pub struct Window {
     pub whole_run: bool,
     pub running: Option<f64>,
     pub queued: Option<f64>,
+    /// The median bucket's queue.
+    pub queued_p50: Option<f64>,
     pub kv_usage: Option<f64>,
     pub gen_tok_s: Option<f64>,
     pub input_tok_s: Option<f64>,
@@ -31,6 +33,21 @@ pub struct Window {
     /// Warm-up and drain were found and cut.
     pub warmup_s: f64,
     pub drain_s: f64,
+}
+
+impl Window {
+    /// How many requests typically wait: the mean, or where requests wait in
+    /// nearly every bucket, the median bucket's queue if that is more (a request
+    /// always waiting is a queue of one, though the buckets at the window's edges
+    /// pull the mean below one).
+    pub fn typical_queue(&self) -> f64 {
+        let mean = self.queued.unwrap_or(0.0);
+        if self.queue_share.is_some_and(|s| s >= 0.9) {
+            mean.max(self.queued_p50.unwrap_or(0.0))
+        } else {
+            mean
+        }
+    }
 }
 
 fn weighted_mean(points: &[Point], f: impl Fn(&Point) -> Option<f64>) -> Option<f64> {
@@ -140,6 +157,7 @@ pub fn steady(r: &Report) -> Window {
         whole_run,
         running: weighted_mean(w, |p| p.running),
         queued: weighted_mean(w, |p| p.queued),
+        queued_p50: median(w.iter().filter_map(|p| p.queued).collect()),
         kv_usage: weighted_mean(w, |p| p.kv_usage),
         gen_tok_s: timed_gen(w, end_s - start_s).or_else(|| weighted_mean(w, |p| p.gen_tok_s)),
         input_tok_s: weighted_mean(w, |p| p.input_tok_s),
