@@ -421,3 +421,60 @@ fn predictions_are_sane_on_every_fixture() {
     }
     assert!(fitted > 0);
 }
+
+/// A verdict and its predictions read the queue alike: where the client is named
+/// the limit, raising its concurrency is predicted to run more requests (a
+/// prediction bound by the pool would show none, beside advice to send more).
+#[test]
+fn a_client_verdict_predicts_more_running_from_the_client() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut logs = Vec::new();
+    for dir in [
+        "examples",
+        "tests/fixtures/sglang",
+        "tests/fixtures/vllm",
+        "tests/fixtures/hostile",
+        "tests/fixtures/other",
+        "tests/fixtures/lmdeploy",
+        "tests/fixtures/trtllm",
+    ] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
+            if e.path().extension().is_some_and(|x| x == "log") {
+                logs.push(e.path());
+            }
+        }
+    }
+    let mut checked = 0;
+    for path in &logs {
+        let report = analyze(&std::fs::read(path).unwrap(), Options::default());
+        let Some(d) = report.diagnosis.as_ref() else {
+            continue;
+        };
+        if d.primary.kind != batchlens_core::diagnose::Kind::ClientUnderload {
+            continue;
+        }
+        let Some(base) = whatif::predict(&report, &[]) else {
+            continue;
+        };
+        for a in d
+            .primary
+            .actions
+            .iter()
+            .filter(|a| a.id == "client_concurrency")
+        {
+            let Some(p) = a.predicted.as_ref() else {
+                continue;
+            };
+            checked += 1;
+            assert!(
+                p.running_requests > 1.05 * base.predicted.running_requests,
+                "{}: {} running predicted, {} now ({})",
+                path.display(),
+                p.running_requests,
+                base.predicted.running_requests,
+                p.bound_by
+            );
+        }
+    }
+    assert!(checked >= 10, "{checked}");
+}
