@@ -124,7 +124,8 @@ impl<'a> Ctx<'a> {
     }
     /// Requests wait for a good part of the judged window.
     pub fn waiting(&self) -> bool {
-        self.w.requests_wait(self.run())
+        let q = self.w.typical_queue();
+        q >= 1.0_f64.max(0.15 * self.run()) && self.w.queue_share.unwrap_or(0.0) >= 0.3
     }
     /// KV usage above which a queue means the pool stops admission. SGLang
     /// reserves room for running requests' future tokens, so its pool is full

@@ -48,15 +48,6 @@ impl Window {
             mean
         }
     }
-
-    /// Requests wait for a good part of the window: at least one, and 15 % as
-    /// many as run, in at least 30 % of it. A few caught between iterations beside
-    /// a large batch that turns over fast are arrivals, not a blocked queue (on
-    /// simulated runs, such queues come with nothing gained from a larger pool or cap).
-    pub fn requests_wait(&self, running: f64) -> bool {
-        self.typical_queue() >= 1.0_f64.max(0.15 * running)
-            && self.queue_share.unwrap_or(0.0) >= 0.3
-    }
 }
 
 fn weighted_mean(points: &[Point], f: impl Fn(&Point) -> Option<f64>) -> Option<f64> {

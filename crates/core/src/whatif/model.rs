@@ -94,8 +94,7 @@ impl Model {
             .max_running_requests
             .map(|v| v as f64 * ranks)
             .filter(|v| *v > 0.0);
-        // As the diagnosis judges it, so the verdict and its predictions agree.
-        let queue_bound = w.requests_wait(running);
+        let queue_bound = w.typical_queue() >= 1.0 && w.queue_share.unwrap_or(0.0) >= 0.3;
         let at_cap = max_running.is_some_and(|m| running >= 0.93 * m || running >= m - 1.0);
         let bound = if !queue_bound {
             Bound::Client
