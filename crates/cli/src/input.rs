@@ -1,23 +1,18 @@
 //! Opening inputs (files, stdin, gzip) and streaming them into the analyzer.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader};
 use std::path::{Path, PathBuf};
-
 use std::sync::Mutex;
 
-use batchlens_core::{Analyzer, Prepared, ReadAhead};
+use batchlens_core::{Analyzer, ReadAhead};
 use flate2::read::MultiGzDecoder;
 
+use crate::chunks::{Chunk, CountingReader, Mapped, Source, Take, CHUNK, WINDOW};
 use crate::ordered::{lock, Consume, Ordered};
 use crate::progress::Progress;
 use crate::Failure;
 
-/// Large reads keep the per-call overhead negligible next to parsing, and a
-/// chunk with its records stays within a core's cache between the threads
-/// (512 KiB measured a little faster than 1 or 2 MiB, and 256 KiB no faster);
-/// with two chunks in flight per channel the memory stays a few MiB.
-const CHUNK: usize = 512 * 1024;
 /// The buffer that shows the first bytes (gzip magic); larger reads pass it by.
 const HEAD: usize = 64 * 1024;
 /// Inputs smaller than this finish before a progress bar would help.
@@ -55,12 +50,24 @@ pub fn read_all(
             continue;
         }
         let (file, size) = open(path)?;
+        let name = path.display().to_string();
+        let progress = show_progress && size >= PROGRESS_MIN_BYTES;
+        let file = match Mapped::new(file, |e| read_error(&name, &e), CHUNK, WINDOW) {
+            Ok(mapped) => {
+                let bar = progress.then(|| Progress::new(&name, Some(size)));
+                if let Some(b) = run_workers(mapped, analyzer, bar)? {
+                    b.done();
+                }
+                continue;
+            }
+            Err(file) => file,
+        };
         feed(
             BufReader::with_capacity(HEAD, file),
-            &path.display().to_string(),
+            &name,
             Some(size),
             analyzer,
-            show_progress && size >= PROGRESS_MIN_BYTES,
+            progress,
         )?;
     }
     Ok(())
@@ -105,7 +112,7 @@ fn feed<R: BufRead + Send>(
     let gz = head.starts_with(&[0x1f, 0x8b]);
     let bar = progress.then(|| Progress::new(name, size));
     let bar = if gz {
-        let dec = MultiGzDecoder::new(CountingReader { inner: r, read: 0 });
+        let dec = MultiGzDecoder::new(CountingReader::new(r));
         let source = Source::new(
             dec,
             |d: &MultiGzDecoder<_>| d.get_ref().read,
@@ -113,7 +120,7 @@ fn feed<R: BufRead + Send>(
         );
         run_workers(source, analyzer, bar)?
     } else {
-        let counted = CountingReader { inner: r, read: 0 };
+        let counted = CountingReader::new(r);
         let source = Source::new(
             counted,
             |c: &CountingReader<R>| c.read,
@@ -133,8 +140,8 @@ struct Feeding<'a> {
     bar: Option<Progress>,
 }
 
-fn run_workers<S: Read + Send, F: Fn(io::Error) -> Failure + Send>(
-    source: Source<S, F>,
+fn run_workers<S: Take + Send>(
+    source: S,
     analyzer: &mut Analyzer,
     bar: Option<Progress>,
 ) -> Result<Option<Progress>, Failure> {
@@ -148,6 +155,7 @@ fn run_workers<S: Read + Send, F: Fn(io::Error) -> Failure + Send>(
         if let Some(b) = f.bar.as_mut() {
             b.update(c.read);
         }
+        c.unmap();
         c
     };
     std::thread::scope(|scope| {
@@ -176,7 +184,7 @@ fn run_workers<S: Read + Send, F: Fn(io::Error) -> Failure + Send>(
         }
     });
     let source = source.into_inner().unwrap_or_else(|e| e.into_inner());
-    if let Some(e) = source.failure {
+    if let Some(e) = source.failure() {
         return Err(e);
     }
     Ok(ordered.into_state().bar)
@@ -194,111 +202,6 @@ impl Drop for AbandonGuard<'_, '_> {
     }
 }
 
-/// Whole lines of the input (the last chunk may end mid-line), read ahead.
-struct Chunk {
-    /// Allocated once at full size; `len` bytes hold text.
-    bytes: Vec<u8>,
-    len: usize,
-    prepared: Prepared,
-    /// Input bytes consumed so far (compressed ones for gzip), for the progress bar.
-    read: u64,
-}
-
-impl Chunk {
-    fn new() -> Self {
-        Chunk {
-            // A carried line of up to CHUNK bytes plus CHUNK new ones.
-            bytes: vec![0; 2 * CHUNK],
-            len: 0,
-            prepared: Prepared::default(),
-            read: 0,
-        }
-    }
-
-    fn text(&self) -> &[u8] {
-        &self.bytes[..self.len]
-    }
-
-    /// The text and its reading, borrowed apart.
-    fn parts(&mut self) -> (&[u8], &mut Prepared) {
-        (&self.bytes[..self.len], &mut self.prepared)
-    }
-}
-
-/// The input, handed out in chunks cut after their last newline.
-struct Source<S, F> {
-    src: S,
-    consumed: fn(&S) -> u64,
-    fail: F,
-    /// The text after the last chunk's last newline: the next chunk starts with it.
-    carry: Vec<u8>,
-    /// Chunks handed out.
-    taken: u64,
-    ended: bool,
-    failure: Option<Failure>,
-}
-
-impl<S: Read, F: Fn(io::Error) -> Failure> Source<S, F> {
-    fn new(src: S, consumed: fn(&S) -> u64, fail: F) -> Self {
-        Source {
-            src,
-            consumed,
-            fail,
-            carry: Vec::new(),
-            taken: 0,
-            ended: false,
-            failure: None,
-        }
-    }
-
-    /// Fills `c` with the next chunk; its number, or `None` at the end or after
-    /// a failure (kept in `failure`).
-    fn take(&mut self, c: &mut Chunk) -> Option<u64> {
-        if self.ended {
-            return None;
-        }
-        c.bytes[..self.carry.len()].copy_from_slice(&self.carry);
-        c.len = self.carry.len();
-        self.carry.clear();
-        let eof = match fill(&mut self.src, c) {
-            Ok(eof) => eof,
-            Err(e) => {
-                self.ended = true;
-                self.failure = Some((self.fail)(e));
-                return None;
-            }
-        };
-        self.ended = eof;
-        if !eof {
-            if let Some(i) = memchr::memrchr(b'\n', c.text()) {
-                self.carry.extend_from_slice(&c.bytes[i + 1..c.len]);
-                c.len = i + 1;
-            }
-        }
-        if c.len == 0 {
-            self.ended = true;
-            return None;
-        }
-        c.read = (self.consumed)(&self.src);
-        self.taken += 1;
-        Some(self.taken - 1)
-    }
-}
-/// Reads until the chunk holds CHUNK bytes more than it did, or the input
-/// ends; true at the end.
-fn fill(src: &mut impl Read, c: &mut Chunk) -> io::Result<bool> {
-    let target = c.len + CHUNK;
-    while c.len < target {
-        match src.read(&mut c.bytes[c.len..target]) {
-            Ok(0) => return Ok(true),
-            Ok(n) => c.len += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(false)
-}
-
 fn read_error(name: &str, e: &io::Error) -> Failure {
     match e.kind() {
         io::ErrorKind::IsADirectory => Failure::input(format!(
@@ -308,16 +211,55 @@ fn read_error(name: &str, e: &io::Error) -> Failure {
     }
 }
 
-/// Counts compressed bytes consumed, for the progress bar of a .gz input.
-struct CountingReader<R> {
-    inner: R,
-    read: u64,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use batchlens_core::Options;
 
-impl<R: Read> Read for CountingReader<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.read += n as u64;
-        Ok(n)
+    fn report(source: impl Take + Send) -> String {
+        let mut analyzer = Analyzer::new(Options::default());
+        if let Err(e) = run_workers(source, &mut analyzer, None) {
+            panic!("read: {}", e.message);
+        }
+        serde_json::to_string(&analyzer.finish()).expect("json")
+    }
+
+    /// The bundled logs, mapped in small windows and chunks (so many lines
+    /// straddle them) through both workers, report as when read as a stream.
+    #[test]
+    fn a_mapped_log_reports_as_the_stream_of_it_does() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+        let mut mapped = 0;
+        for name in [
+            "sglang-kv-bound.log",
+            "sglang-retractions.log",
+            "vllm-kv-bound.log",
+        ] {
+            let path = dir.path().join(name);
+            std::fs::copy(examples.join(name), &path).expect("copy the example");
+            let fail = |e| read_error(name, &e);
+            let stream = report(Source::new(
+                CountingReader::new(File::open(&path).expect("open")),
+                |c| c.read,
+                fail,
+            ));
+            for (chunk, window) in [(3000, 8192), (65_536, 200_000)] {
+                let file = File::open(&path).expect("open");
+                let Ok(m) = Mapped::new(file, fail, chunk, window) else {
+                    eprintln!(
+                        "no read lease granted in {}: mapped reading untested here",
+                        dir.path().display()
+                    );
+                    continue;
+                };
+                mapped += 1;
+                assert!(
+                    report(m) == stream,
+                    "{name} in chunks of {chunk}, windows of {window}"
+                );
+            }
+        }
+        eprintln!("{mapped} mapped readings compared");
     }
 }

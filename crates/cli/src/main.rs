@@ -1,8 +1,10 @@
 //! `batchlens`: reads inputs, feeds the core, prints. All analysis lives in batchlens-core.
 
 mod charts;
+mod chunks;
 mod client_input;
 mod input;
+mod lease;
 mod ordered;
 mod progress;
 mod simulate;
