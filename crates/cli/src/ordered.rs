@@ -29,6 +29,9 @@ struct Ready<T> {
     spare: Vec<T>,
     /// A worker stopped while holding an item (it panicked): nobody waits for it.
     abandoned: bool,
+    /// Workers waiting for an item to arrive: only then is a put worth a wake-up
+    /// (a system call each, on every chunk otherwise).
+    waiting: usize,
 }
 
 /// The consumer's state, and the number of the item it takes next.
@@ -57,6 +60,7 @@ impl<T, C> Ordered<T, C> {
                 items: BTreeMap::new(),
                 spare: Vec::new(),
                 abandoned: false,
+                waiting: 0,
             }),
             arrived: Condvar::new(),
         }
@@ -70,12 +74,14 @@ impl<T, C> Ordered<T, C> {
     /// Leaves item `k` to be consumed in turn; how the worker should then
     /// take part ([`Ordered::consume`]).
     pub fn put(&self, k: u64, item: T) -> Consume {
-        let full = {
+        let (full, waiting) = {
             let mut r = lock(&self.ready);
             r.items.insert(k, item);
-            r.items.len() >= MAX_READY
+            (r.items.len() >= MAX_READY, r.waiting > 0)
         };
-        self.arrived.notify_all();
+        if waiting {
+            self.arrived.notify_all();
+        }
         if full {
             Consume::UntilNext
         } else {
@@ -105,7 +111,9 @@ impl<T, C> Ordered<T, C> {
                 && r.items.len() >= MAX_READY
                 && !r.abandoned
             {
+                r.waiting += 1;
                 r = self.arrived.wait(r).unwrap_or_else(|e| e.into_inner());
+                r.waiting -= 1;
             }
             wait = false;
             if r.abandoned {
