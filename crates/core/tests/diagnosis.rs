@@ -1463,6 +1463,51 @@ fn a_batch_whose_doubling_buys_little_is_saturated_whatever_caps_it() {
         .starts_with("Twice the batch"));
 }
 
+/// 200 in flight, all running, nothing waits, the pool 68 % full: the client looks
+/// short of work. But the pool holds ~290 such requests, so more from the client is
+/// predicted to add ~5 %, and twice the batch, were the pool larger, ~9 %: the batch
+/// is near its ceiling whatever grows it (in the simulator, twice the concurrency
+/// loses a little and twice the pool gains nothing). A case `bench/sweep.py` found
+/// named client-bound.
+#[test]
+fn a_client_whose_own_action_buys_little_near_the_ceiling_is_saturation() {
+    let cfg = drawn(Engine::VllmV1, 7, 500_000, 1024, 200, 512, 2048);
+    let (r, truth) = run(&cfg);
+    let d = r.diagnosis.as_ref().unwrap();
+    let kinds: Vec<Kind> = d.findings.iter().map(|f| f.kind).collect();
+    assert_eq!(
+        kinds[..2],
+        [Kind::DecodeSaturated, Kind::ClientUnderload],
+        "{}",
+        render::text(&r, false)
+    );
+    let said: Vec<&str> = d
+        .primary
+        .evidence
+        .iter()
+        .map(|e| e.statement.as_str())
+        .collect();
+    assert!(said[1].starts_with("Twice the batch"), "{said:?}");
+    assert!(
+        said[2].starts_with("More requests from the client stop short of that: the KV pool"),
+        "{said:?}"
+    );
+    gains_under(
+        &[
+            SimConfig {
+                concurrency: 400,
+                ..cfg.clone()
+            },
+            SimConfig {
+                kv_capacity_tokens: 1_000_000,
+                ..cfg.clone()
+            },
+        ],
+        &truth,
+        1.1,
+    );
+}
+
 #[test]
 fn a_paste_of_dp_ranks_is_predicted_like_the_log_that_states_their_number() {
     // Each DP rank schedules its own batch. A paste of the ranks' stats lines, without

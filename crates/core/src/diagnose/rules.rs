@@ -225,6 +225,12 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
 /// sits near the GPU's ceiling and a bigger batch mostly divides it among more
 /// requests. Decode saturation (or prefill, where prompts are most of that work) then
 /// leads, with the prediction as its evidence; the lever stays beside it.
+///
+/// So too where the client leads but its own action, more requests in flight, is
+/// predicted to buy little because another limit (the pool) then stops the batch
+/// short of twice its size, and twice the batch would itself buy under twice the
+/// plateau's gain: near the ceiling, whatever comes first (`bench/sweep.py`: such
+/// runs gain under 10 % from any doubled lever, and more concurrency often loses).
 fn plateau(c: &Ctx, out: &mut Vec<Finding>) {
     let Some(top) = out
         .iter()
@@ -247,12 +253,22 @@ fn plateau(c: &Ctx, out: &mut Vec<Finding>) {
     };
     let doubled = 2.0 * m.running;
     let gain = doubled / m.step(doubled) / m.gen_tok_s - 1.0;
+    // The lever's own action, as the model predicts it: another limit (the
+    // pool, the cap) may stop the batch well short of twice its size.
+    let action = top
+        .actions
+        .first()
+        .and_then(|a| a.predicted.as_ref())
+        .filter(|p| p.gen_throughput_tok_s.is_finite());
+    let action_flat = top.kind == Kind::ClientUnderload
+        && action.is_some_and(|p| p.gen_throughput_tok_s < m.gen_tok_s * (1.0 + PLATEAU_GAIN))
+        && gain < 2.0 * PLATEAU_GAIN;
     // A NaN (a degenerate model) is no evidence either way.
-    if gain.is_nan() || gain >= PLATEAU_GAIN {
+    if gain.is_nan() || (gain >= PLATEAU_GAIN && !action_flat) {
         return;
     }
     let conf = confidence(c, (top.confidence + 0.05).min(0.9));
-    let evidence = ev(
+    let mut evidence = vec![ev(
         format!(
             "Twice the batch (~{} running instead of {}, whatever lets it grow) is predicted to add only {} ({} → {} tok/s): the requests would share about the same throughput",
             num(doubled),
@@ -262,7 +278,25 @@ fn plateau(c: &Ctx, out: &mut Vec<Finding>) {
             num(m.gen_tok_s * (1.0 + gain))
         ),
         Vec::new(),
-    );
+    )];
+    if let Some(p) = action.filter(|_| gain >= PLATEAU_GAIN) {
+        let limit = match p.bound_by {
+            "kv_cache" => "the KV pool",
+            "max_running" => "the running cap",
+            _ => "the client",
+        };
+        evidence.push(ev(
+            format!(
+                "More requests from the client stop short of that: {} then holds ~{} running, and the prediction is {} ({} → {} tok/s)",
+                limit,
+                num(p.running_requests),
+                signed_pct(p.gen_throughput_tok_s / m.gen_tok_s - 1.0),
+                num(m.gen_tok_s),
+                num(p.gen_throughput_tok_s)
+            ),
+            Vec::new(),
+        ));
+    }
     // Where prompts are most of each request's part of the step, the ceiling is prefill's.
     let kind = if m.pf_per_request >= 0.5 * m.b {
         Kind::PrefillHeavy
@@ -272,7 +306,8 @@ fn plateau(c: &Ctx, out: &mut Vec<Finding>) {
     match out.iter_mut().find(|f| f.kind == kind) {
         Some(f) => {
             f.confidence = f.confidence.max(conf);
-            f.evidence.insert(1.min(f.evidence.len()), evidence);
+            let at = 1.min(f.evidence.len());
+            f.evidence.splice(at..at, evidence);
         }
         None => {
             let mut f = if kind == Kind::PrefillHeavy {
@@ -280,10 +315,15 @@ fn plateau(c: &Ctx, out: &mut Vec<Finding>) {
             } else {
                 decode_saturated(c, conf)
             };
-            f.evidence.insert(1.min(f.evidence.len()), evidence);
+            let at = 1.min(f.evidence.len());
+            f.evidence.splice(at..at, evidence);
             out.push(f);
         }
     }
+}
+
+fn signed_pct(frac: f64) -> String {
+    format!("{}{}", if frac < 0.0 { "-" } else { "+" }, pct(frac.abs()))
 }
 
 /// Below this predicted gain from twice the batch, the batch is not what limits throughput.
