@@ -361,17 +361,19 @@ mod tests {
         File::open(path).expect("open the test file")
     }
 
-    /// Leases are granted here (a file system with leases, a file we own):
-    /// where not, nothing is mapped and the tests of the mapped path say so.
-    fn leases_here(dir: &Path) -> bool {
-        let granted = Lease::take(write(dir, "probe", b"x\n")).is_ok();
+    /// A temporary directory where leases are granted (a file system with
+    /// leases, a file we own); where not, nothing is mapped, and the tests of
+    /// the mapped path say so and stop.
+    fn leased_dir() -> Option<tempfile::TempDir> {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let granted = Lease::take(write(dir.path(), "probe", b"x\n")).is_ok();
         if !granted {
             eprintln!(
                 "no read lease granted in {}: mapped reading untested here",
-                dir.display()
+                dir.path().display()
             );
         }
-        granted
+        granted.then_some(dir)
     }
 
     fn take_all(src: &mut impl Take) -> Vec<Chunk> {
@@ -388,10 +390,9 @@ mod tests {
 
     #[test]
     fn mapped_chunks_hold_the_file_in_whole_lines() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        if !leases_here(dir.path()) {
+        let Some(dir) = leased_dir() else {
             return;
-        }
+        };
         for (seed, chunk, window) in [
             (1, 1000, 1000),
             (2, 1000, 4096),
@@ -433,10 +434,9 @@ mod tests {
 
     #[test]
     fn a_file_someone_writes_is_not_mapped_and_neither_is_gzip_nor_an_empty_file() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        if !leases_here(dir.path()) {
+        let Some(dir) = leased_dir() else {
             return;
-        }
+        };
         let bytes = text(5, 10_000);
         let file = write(dir.path(), "live", &bytes);
         let writer = std::fs::OpenOptions::new()
@@ -471,10 +471,9 @@ mod tests {
     /// until the last mapped chunk is let go (else its pages would be gone).
     #[test]
     fn a_truncation_waits_for_the_mapped_chunks_and_the_rest_is_read_as_a_stream() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        if !leases_here(dir.path()) {
+        let Some(dir) = leased_dir() else {
             return;
-        }
+        };
         let bytes = text(6, 100_000);
         let path = dir.path().join("rotated");
         let file = write(dir.path(), "rotated", &bytes);
