@@ -154,6 +154,7 @@ impl<S: Read, F: Fn(io::Error) -> Failure> Source<S, F> {
         Some(self.taken - 1)
     }
 }
+
 /// A leased regular file ([`crate::lease`]), handed out in chunks of whole
 /// lines that lie in mapped windows; if the lease breaks (someone waits to
 /// write or truncate it), read as a stream from there on.
@@ -305,7 +306,8 @@ fn fill(src: &mut impl Read, c: &mut Chunk) -> io::Result<bool> {
     }
     Ok(false)
 }
-/// Counts compressed bytes consumed, for the progress bar of a .gz input.
+
+/// Counts the bytes a reader consumed (compressed ones for .gz), for the progress bar.
 pub struct CountingReader<R> {
     inner: R,
     pub read: u64,
