@@ -202,7 +202,10 @@ impl Series {
         self.last = None;
     }
 
-    #[inline]
+    /// Inlined into its two callers, so `o` stays in registers: built on the
+    /// stack, its fields were read back two at a time, a load the processor
+    /// cannot forward from the stores that wrote them one by one.
+    #[inline(always)]
     pub fn add(&mut self, t_s: f64, line: u64, o: &Obs) {
         let b = self.slot(t_s);
         if b.is_empty() {
