@@ -120,8 +120,8 @@ impl ReadAhead {
     ///
     /// Inlined, as is [`ReadAhead::line`]: returned through memory, a line's
     /// reading was written field by field and read back whole by the caller,
-    /// a load the processor cannot forward from those stores (~8 % of the
-    /// read-ahead's time went to that one load).
+    /// a load the processor cannot forward from those stores (half of the
+    /// chunk loop's own time went to that one load).
     #[inline(always)]
     pub(crate) fn read_line(
         &mut self,
