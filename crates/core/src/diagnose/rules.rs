@@ -227,7 +227,7 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
 /// leads, with the prediction as its evidence; the lever stays beside it.
 ///
 /// So too where the client leads but its own action, more requests in flight, is
-/// predicted to buy little because another limit (the pool) then stops the batch
+/// predicted to buy little because another limit (the pool, the cap) then stops the batch
 /// short of twice its size, and twice the batch would itself buy under twice the
 /// plateau's gain: near the ceiling, whatever comes first (`bench/sweep.py`: such
 /// runs gain under 10 % from any doubled lever, and more concurrency often loses).
