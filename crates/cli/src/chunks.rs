@@ -13,7 +13,7 @@ use crate::Failure;
 /// Large reads keep the per-call overhead negligible next to parsing, and a
 /// chunk with its records stays within a core's cache between the threads
 /// (512 KiB measured a little faster than 1 or 2 MiB, and 256 KiB no faster);
-/// with two chunks in flight per channel the memory stays a few MiB.
+/// with at most six in flight (`ordered.rs`) the memory stays a few MiB.
 pub const CHUNK: usize = 512 * 1024;
 /// The span of a leased file mapped at once ([`crate::lease`]). The file's
 /// pages a window maps count in the process' resident memory, so windows are
@@ -57,10 +57,7 @@ impl Chunk {
     }
 
     fn text(&self) -> &[u8] {
-        match &self.window {
-            Some(w) => &w.bytes()[self.from..self.from + self.len],
-            None => &self.bytes[..self.len],
-        }
+        text_of(&self.window, &self.bytes, self.from, self.len)
     }
 
     /// Lets go of the mapped window, if any: mapped pages count as the
@@ -71,11 +68,21 @@ impl Chunk {
 
     /// The text and its reading, borrowed apart.
     pub fn parts(&mut self) -> (&[u8], &mut Prepared) {
-        let text = match &self.window {
-            Some(w) => &w.bytes()[self.from..self.from + self.len],
-            None => &self.bytes[..self.len],
-        };
+        let text = text_of(&self.window, &self.bytes, self.from, self.len);
         (text, &mut self.prepared)
+    }
+}
+
+/// A chunk's text: in its window when mapped, else in its buffer.
+fn text_of<'a>(
+    window: &'a Option<Arc<Window>>,
+    bytes: &'a [u8],
+    from: usize,
+    len: usize,
+) -> &'a [u8] {
+    match window {
+        Some(w) => &w.bytes()[from..from + len],
+        None => &bytes[from..from + len],
     }
 }
 
@@ -92,16 +99,6 @@ pub struct Source<S, F> {
     failure: Option<Failure>,
 }
 
-impl<S: Read, F: Fn(io::Error) -> Failure> Take for Source<S, F> {
-    fn take(&mut self, c: &mut Chunk) -> Option<u64> {
-        Source::take(self, c)
-    }
-
-    fn failure(self) -> Option<Failure> {
-        self.failure
-    }
-}
-
 impl<S: Read, F: Fn(io::Error) -> Failure> Source<S, F> {
     pub fn new(src: S, consumed: fn(&S) -> u64, fail: F) -> Self {
         Source {
@@ -114,9 +111,9 @@ impl<S: Read, F: Fn(io::Error) -> Failure> Source<S, F> {
             failure: None,
         }
     }
+}
 
-    /// Fills `c` with the next chunk; its number, or `None` at the end or after
-    /// a failure (kept in `failure`).
+impl<S: Read, F: Fn(io::Error) -> Failure> Take for Source<S, F> {
     fn take(&mut self, c: &mut Chunk) -> Option<u64> {
         if self.ended {
             return None;
@@ -152,6 +149,10 @@ impl<S: Read, F: Fn(io::Error) -> Failure> Source<S, F> {
         c.read = (self.consumed)(&self.src);
         self.taken += 1;
         Some(self.taken - 1)
+    }
+
+    fn failure(self) -> Option<Failure> {
+        self.failure
     }
 }
 
