@@ -13,7 +13,6 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use batchlens_core::render::count;
 use batchlens_core::{render, whatif, Analyzer, Engine, Options, Report};
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -193,9 +192,9 @@ fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
             s
         }
         Format::Text if problem.is_some() => String::new(),
-        Format::Text => render::text(&report, color) + &what_if_text(&report, ""),
+        Format::Text => render::text(&report, color) + &render::what_if_text(&report, ""),
         Format::Markdown if problem.is_some() => String::new(),
-        Format::Markdown => render::markdown(&report) + &what_if_text(&report, "## "),
+        Format::Markdown => render::markdown(&report) + &render::what_if_text(&report, "## "),
     };
     write_stdout(out.as_bytes())?;
     match problem {
@@ -204,144 +203,20 @@ fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
     }
 }
 
-/// The `--what-if` prediction in words (the JSON carries it as `what_if`).
-fn what_if_text(r: &Report, heading: &str) -> String {
-    let Some(w) = &r.what_if else {
-        return String::new();
-    };
-    let n = render::num;
-    let changes: Vec<String> = w
-        .changes
-        .iter()
-        .map(|c| format!("{}={}", c.parameter, c.value))
-        .collect();
-    let p = &w.predicted;
-    let mut s = format!(
-        "\n{heading}What if {}\n  ~{} running ({}–{}) and ~{} tok/s ({}–{}) instead of {} and {}",
-        changes.join(", "),
-        n(p.running_requests),
-        n(p.running_low),
-        n(p.running_high),
-        n(p.gen_throughput_tok_s),
-        n(p.low),
-        n(p.high),
-        n(w.baseline.running_requests),
-        n(w.baseline.gen_throughput_tok_s),
-    );
-    if let Some(q) = p.queued_requests {
-        s.push_str(&format!("; ~{} waiting", n(q)));
-    }
-    s.push_str(&format!(
-        "; admission bound by {}\n  model: {}\n",
-        p.bound_by, w.model
-    ));
-    for note in &w.notes {
-        s.push_str(&format!("  note: {note}\n"));
-    }
-    s
-}
-
 /// A report with nothing to diagnose is an input problem: say what was read.
 fn input_problem(r: &Report, files: &[PathBuf]) -> Option<String> {
-    let stats = r.input.stat_lines + r.input.damaged_stat_lines;
-    if stats > 0 {
-        return None;
-    }
     let what = match files {
         [] => "stdin".to_string(),
         [one] if one.as_os_str() == "-" => "stdin".to_string(),
         [one] => format!("'{}'", one.display()),
         many => format!("{} files", many.len()),
     };
-    if r.input.bytes == 0 {
-        return Some(format!("{what} is empty: there is no log to read."));
-    }
-    if let Some(f) = r
-        .input
-        .binary_format
-        .as_ref()
-        .filter(|_| r.input.looks_binary)
-    {
-        return Some(match (&f.unpack, files) {
-            (Some(unpack), [one]) => format!(
-                "{what} is packed with {}, not a text log; batchlens reads plain text and gzip. Unpack it first: {unpack} '{}' | batchlens diagnose -",
-                f.name,
-                one.display()
-            ),
-            (Some(unpack), _) => format!(
-                "{what} is packed with {}, not a text log; batchlens reads plain text and gzip. Unpack it first: {unpack} FILE | batchlens diagnose -",
-                f.name
-            ),
-            (None, _) => format!(
-                "{what} is a {}, not a text log; give a server log file (plain text or .gz).",
-                f.name
-            ),
-        });
-    }
-    if r.input.looks_binary {
-        return Some(format!(
-            "{what} is not a text log ({} bytes of binary data); give a server log file (plain text or .gz).",
-            r.input.bytes
-        ));
-    }
-    if let Some(d) = &r.input.stats_disabled {
-        return Some(format!(
-            "no scheduler stats lines in {what}: {} (line {}: {}).",
-            batchlens_core::diagnose::stats_disabled_why(d),
-            d.line,
-            d.text
-        ));
-    }
-    // A server batchlens reads, whose log holds none of its stats lines: told how to get them.
-    if let Some(o) = r
-        .input
-        .other_server
-        .as_ref()
-        .filter(|o| batchlens_core::engines::Engine::from_name(&o.name).is_some())
-    {
-        return Some(format!(
-            "{what} looks like {} log (line {}: {}) but holds none of its stats lines. {}.",
-            o.a_name, o.first_line, o.text, o.note
-        ));
-    }
-    if let Some(o) = &r.input.other_server {
-        return Some(format!(
-            "{what} looks like {} log, not an SGLang, vLLM, LMDeploy or TensorRT-LLM one (line {}: {}). {}. \
-             {READS}; none were found in {}.",
-            o.a_name,
-            o.first_line,
-            o.text,
-            o.note,
-            count(r.input.lines as f64, "line", "lines")
-        ));
-    }
-    Some(format!(
-        "no scheduler stats lines found in {what} ({} read: {}, {}). \
-         {READS}; make sure the server logged at INFO level{}",
-        count(r.input.lines as f64, "line", "lines"),
-        count(
-            r.input.other_lines as f64,
-            "other known line",
-            "other known lines"
-        ),
-        count(
-            r.input.unrecognized_lines as f64,
-            "unrecognized line",
-            "unrecognized lines"
-        ),
-        match r.input.unrecognized_examples.first() {
-            Some(e) => format!(
-                ". First line that looks like stats (line {}): {}",
-                e.line, e.text
-            ),
-            None => ".".to_string(),
-        }
-    ))
+    let file = match files {
+        [one] => Some(one.display().to_string()),
+        _ => None,
+    };
+    render::input_problem(r, &what, file.as_deref())
 }
-
-/// What batchlens reads, for the messages of a log it finds nothing in.
-const READS: &str = "batchlens reads SGLang 'Decode batch'/'Prefill batch' lines, vLLM 'Avg prompt throughput … \
-     Running: … reqs' lines, LMDeploy's 'Avg thr (in/out) …' metrics lines and TensorRT-LLM's iteration stats";
 
 /// Writes to stdout; a closed pipe (`| head`) ends quietly.
 fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {

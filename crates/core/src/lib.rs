@@ -1,7 +1,9 @@
-//! batchlens core: reads LLM inference server logs (SGLang, vLLM) from byte
-//! chunks and tells why throughput is what it is.
+//! batchlens core: reads LLM inference server logs (SGLang, vLLM, TensorRT-LLM,
+//! LMDeploy) from byte chunks and tells why throughput is what it is.
 //!
 //! No I/O, no printing, no clock: the same code runs natively and in wasm32.
+//! The stages, in the order data flows through them, and what each may import,
+//! are described in `docs/architecture.md`.
 //!
 //! ```
 //! let mut a = batchlens_core::Analyzer::default();
@@ -12,35 +14,46 @@
 //! assert_eq!(report.input.stat_lines, 1);
 //! ```
 
-mod access_layouts;
-pub mod analyzer;
-pub mod charts;
-pub mod client;
-pub mod config;
-pub mod cri;
-pub mod diagnose;
-mod encoding;
-pub mod engines;
-pub mod fields;
-pub mod file_format;
-mod gate;
-pub mod json_lines;
-pub mod lines;
-pub mod model;
-pub mod other_servers;
-pub mod pieces;
-pub mod read_ahead;
-pub mod reconcile;
+// Leaves: shared scanners and number formats, and the engine-neutral records.
+pub(crate) mod model;
+pub(crate) mod text;
+
+// The stages, in the order data flows through them.
+pub(crate) mod analysis;
+pub(crate) mod diagnose;
+pub(crate) mod engines;
+pub(crate) mod input;
 pub mod render;
 pub mod report;
-pub mod round;
-pub mod series;
-pub mod stats;
-pub mod time;
-pub mod timeline;
-pub mod whatif;
+pub(crate) mod timeline;
 
-pub use analyzer::{analyze, Analyzer, Options};
+// The driver that runs the stages over a stream of bytes.
+pub(crate) mod pipeline;
+
 pub use engines::Engine;
-pub use read_ahead::{Prepared, ReadAhead};
+pub use input::lines::MAX_LINE;
+pub use input::pieces::PIECE_BYTES;
+pub use pipeline::read_ahead::{Prepared, ReadAhead};
+pub use pipeline::{analyze, Analyzer, Options};
+pub use render::charts;
 pub use report::Report;
+
+/// Predicting the steady state after a change of settings (`--what-if`).
+pub mod whatif {
+    pub use crate::analysis::whatif::{parse_change, predict, PARAMETERS};
+    pub use crate::report::{Baseline, Change, Prediction, RestartCheck, WhatIf};
+}
+
+/// The client's side: benchmark summaries (`bench_serving`, `vllm bench serve`)
+/// and per-request `Finish:` lines.
+pub mod client {
+    pub use crate::engines::client::{
+        parse_client_file, parse_finish, parse_save_result, Finished,
+    };
+    pub use crate::report::{ClientFigures, RequestStats};
+}
+
+/// The engines' line readers, for tools that read lines one at a time.
+pub mod parse {
+    pub use crate::engines::{parser_for, LineParser, Outcome};
+}

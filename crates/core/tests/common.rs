@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use batchlens_core::diagnose::Action;
+use batchlens_core::report::Action;
 use batchlens_core::{Analyzer, Options, Report};
 
 pub fn fixtures_dir() -> PathBuf {

@@ -128,8 +128,8 @@ fn cut_into_pieces(log: &str, docker: bool) -> String {
     let mut out = String::new();
     for l in log.lines() {
         let mut text = format!("{l}\n");
-        while text.len() > batchlens_core::pieces::PIECE_BYTES {
-            let rest = text.split_off(batchlens_core::pieces::PIECE_BYTES);
+        while text.len() > batchlens_core::PIECE_BYTES {
+            let rest = text.split_off(batchlens_core::PIECE_BYTES);
             out.push_str(&match docker {
                 true => common::docker_json_record(&text),
                 false => cri_line("stderr", 'P', &text),
@@ -243,7 +243,7 @@ fn a_cut_line_is_joined_across_the_other_stream_and_read_when_its_end_never_come
         "[2026-02-24 10:55:31] server_args=ServerArgs(mem_fraction_static=0.85, {}, max_running_requests=48)",
         "x".repeat(20_000)
     );
-    let (head, tail) = long.split_at(batchlens_core::pieces::PIECE_BYTES);
+    let (head, tail) = long.split_at(batchlens_core::PIECE_BYTES);
     let first = common::docker_json_record(head);
     let last = common::docker_json_record(&format!("{tail}\n"));
     let access_line =

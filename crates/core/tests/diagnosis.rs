@@ -3,7 +3,7 @@
 
 mod common;
 
-use batchlens_core::diagnose::Kind;
+use batchlens_core::report::Kind;
 use batchlens_core::{render, Report};
 use batchlens_sim::{simulate, Engine, SimConfig, SimOutcome};
 
@@ -82,7 +82,7 @@ fn primary(r: &Report) -> Kind {
     r.diagnosis.as_ref().expect("diagnosis").primary.kind
 }
 
-fn actions(r: &Report) -> &[batchlens_core::diagnose::Action] {
+fn actions(r: &Report) -> &[batchlens_core::report::Action] {
     &r.diagnosis.as_ref().expect("diagnosis").primary.actions
 }
 

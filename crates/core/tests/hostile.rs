@@ -8,7 +8,7 @@ use common::*;
 
 use std::time::{Duration, Instant};
 
-use batchlens_core::lines::MAX_LINE;
+use batchlens_core::MAX_LINE;
 use batchlens_core::{Analyzer, Options, Report};
 
 /// `stat + damaged - glued + other + unrecognized + joined == lines`.

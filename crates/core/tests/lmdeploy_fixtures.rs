@@ -4,7 +4,7 @@
 
 mod common;
 
-use batchlens_core::diagnose::Kind;
+use batchlens_core::report::Kind;
 use batchlens_core::Report;
 
 fn report(name: &str) -> Report {

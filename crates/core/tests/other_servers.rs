@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use batchlens_core::diagnose::Kind;
+use batchlens_core::report::Kind;
 
 /// The server a fixture's file name says wrote it.
 fn server_of(name: &str) -> &'static str {

@@ -4,7 +4,7 @@
 mod common;
 
 use batchlens_core::client::{parse_client_file, parse_finish, ClientFigures};
-use batchlens_core::reconcile::Reconciliation;
+use batchlens_core::report::Reconciliation;
 use batchlens_core::{analyze, render, Options, Report};
 use batchlens_sim::{simulate, IdleGap, SimConfig, SimOutcome};
 

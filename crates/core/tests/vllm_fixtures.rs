@@ -95,11 +95,10 @@ fn vllm_fixture_reports_match_their_snapshots() {
 
 #[test]
 fn other_engines_lines_are_not_claimed() {
-    use batchlens_core::engines::vllm::VllmParser;
-    use batchlens_core::engines::{LineParser, Outcome};
+    use batchlens_core::parse::{parser_for, LineParser, Outcome};
     for folder in ["sglang", "other"] {
         for (name, bytes) in fixtures_in(folder) {
-            let mut p = VllmParser::default();
+            let mut p = parser_for(batchlens_core::Engine::Vllm);
             let mut out = Vec::new();
             for (i, line) in bytes.split(|&c| c == b'\n').enumerate() {
                 let o = p.parse(line, i as u64 + 1, true, &mut out);
@@ -116,7 +115,7 @@ fn other_engines_lines_are_not_claimed() {
     }
     // And SGLang's parser leaves every vLLM line alone.
     for (name, bytes) in fixtures_in("vllm") {
-        let mut p = batchlens_core::engines::parser_for(batchlens_core::Engine::Sglang);
+        let mut p = parser_for(batchlens_core::Engine::Sglang);
         let mut out = Vec::new();
         for (i, line) in bytes.split(|&c| c == b'\n').enumerate() {
             let o = p.parse(line, i as u64 + 1, true, &mut out);

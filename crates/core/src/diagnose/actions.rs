@@ -1,9 +1,8 @@
 //! What to change: exact flags for the engine at hand, with the expected effect.
 
 use super::context::Ctx;
-use super::Action;
-use crate::render::num;
-use crate::whatif::{Change, Prediction};
+use crate::report::{Action, Change, Prediction};
+use crate::text::num::num;
 
 fn change(parameter: &str, value: f64) -> Change {
     Change {
@@ -350,7 +349,7 @@ fn trtllm_reservations(c: &Ctx) -> Vec<Action> {
                 .context_length
                 .map(|l| format!(" ({})", num(l as f64)))
                 .unwrap_or_default(),
-            c.kv().map(crate::render::pct).unwrap_or_default()
+            c.kv().map(crate::text::num::pct).unwrap_or_default()
         ),
         &[],
         "more requests admitted at once, as many as the reservations shrink",
@@ -572,7 +571,7 @@ pub fn prefill(c: &Ctx) -> Vec<Action> {
                 "another replica behind the load balancer (or disaggregated serving: context and generation servers apart)".to_string(),
                 format!(
                     "Iterations that prefill take {} of the time: the GPU is busy with prompts, so more prefill compute, not more room for requests, raises throughput",
-                    crate::render::pct(share)
+                    crate::text::num::pct(share)
                 ),
                 &[],
                 "throughput up about in proportion to the prefill compute added",

@@ -1,11 +1,11 @@
 //! What the rules look at, computed once from the report: the judged window,
 //! the derived facts, the running-request cap.
 
-use super::window::{steady, Window};
-use super::Facts;
+use crate::analysis::whatif::Model;
+use crate::analysis::window::{steady, Window};
+use crate::report::Facts;
 use crate::report::Report;
-use crate::round::{dec, sig};
-use crate::whatif::Model;
+use crate::text::round::{dec, sig};
 
 /// Everything the rules look at, computed once.
 pub struct Ctx<'a> {

@@ -1,9 +1,9 @@
 //! Evidence: the statements (with their line numbers) that findings cite.
 
 use super::context::Ctx;
-use super::Evidence;
-use crate::render::{count, num, pct};
+use crate::report::Evidence;
 use crate::report::LineExample;
+use crate::text::num::{count, num, pct};
 
 pub(super) fn ev(statement: String, lines: Vec<u64>) -> Evidence {
     let mut lines = lines;
@@ -124,8 +124,8 @@ pub(super) fn throughput_evidence(c: &Ctx) -> Vec<Evidence> {
                 "Judged window: {} s to {} s; warm-up ({}) and drain ({}) left out",
                 num(c.w.start_s),
                 num(c.w.end_s),
-                crate::render::duration(c.w.warmup_s),
-                crate::render::duration(c.w.drain_s)
+                crate::text::num::duration(c.w.warmup_s),
+                crate::text::num::duration(c.w.drain_s)
             ),
             Vec::new(),
         ));

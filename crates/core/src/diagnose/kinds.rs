@@ -5,9 +5,9 @@ use super::context::{prefill_time_dominates, Ctx};
 use super::evidence::{
     concurrency_evidence, ev, finish, kv_evidence, runs_while, throughput_evidence,
 };
-use super::{Finding, Kind};
 use crate::model::EventKind;
-use crate::render::{count, num, pct};
+use crate::report::{Finding, Kind};
+use crate::text::num::{count, num, pct};
 
 pub(super) fn retraction(c: &Ctx, confidence: f64) -> Finding {
     let s = &c.r.summary;
@@ -325,7 +325,7 @@ pub(super) fn client(c: &Ctx, confidence: f64) -> Finding {
                 pct(f),
                 c.r.timeline.idle_gap_count,
                 longest
-                    .map(|g| format!(", the longest {}", crate::render::duration(g.seconds)))
+                    .map(|g| format!(", the longest {}", crate::text::num::duration(g.seconds)))
                     .unwrap_or_default()
             ),
             c.r.timeline
@@ -340,7 +340,7 @@ pub(super) fn client(c: &Ctx, confidence: f64) -> Finding {
         evidence.push(ev(
             format!(
                 "The run ends with a {} drain: the queue is empty and running falls as the last requests finish",
-                crate::render::duration(c.w.drain_s)
+                crate::text::num::duration(c.w.drain_s)
             ),
             Vec::new(),
         ));

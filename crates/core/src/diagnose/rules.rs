@@ -7,8 +7,8 @@ use super::evidence::{
     ev, few_lines_note, no_stats_evidence, no_stats_headline, other_server_evidence,
 };
 use super::kinds::{client, decode_saturated, kv_capacity, prefill, retraction, running_limit};
-use super::{Finding, Kind};
-use crate::render::{count, num, pct};
+use crate::report::{Finding, Kind};
+use crate::text::num::{count, num, pct};
 
 pub fn findings(c: &Ctx) -> Vec<Finding> {
     let mut out = Vec::new();

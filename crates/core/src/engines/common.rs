@@ -55,7 +55,7 @@ pub const ACCESS_LOG: &str = "access_log";
 
 /// A label for a known non-stats line, or `None`.
 pub fn classify(line: &[u8]) -> Option<&'static str> {
-    let t = crate::fields::trim(line);
+    let t = crate::text::fields::trim(line);
     if t.is_empty() {
         return Some("blank");
     }

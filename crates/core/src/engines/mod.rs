@@ -1,7 +1,10 @@
 //! Engine parsers: each turns one cleaned physical line into records.
 
+pub mod client;
 pub mod common;
+pub mod gate;
 pub mod lmdeploy;
+pub mod others;
 pub mod prefix;
 pub mod prefix_cache;
 pub mod sglang;

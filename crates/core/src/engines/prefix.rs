@@ -1,7 +1,7 @@
 //! Timestamps and rank labels in the text before a record's message.
 
-use crate::fields::digits_at;
-use crate::time::Stamp;
+use crate::model::time::Stamp;
+use crate::text::fields::digits_at;
 
 /// A timestamp found in a prefix, with where its text lies.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -152,7 +152,7 @@ pub fn bracketed_head(b: &[u8]) -> Option<Found> {
 
 /// Whether a line begins like a log record rather than a wrapped continuation.
 pub fn starts_like_record(line: &[u8]) -> bool {
-    let b = crate::fields::trim(line);
+    let b = crate::text::fields::trim(line);
     let Some(&c) = b.first() else { return false };
     if line.first().is_some_and(|c| c.is_ascii_whitespace()) {
         return false;

@@ -51,7 +51,7 @@ impl<T: Clone> PrefixCache<T> {
         // lines share prefixes (and ranks take turns).
         let order = (self.last_hit..n).chain(0..self.last_hit.min(n));
         for i in order {
-            if crate::fields::same(&self.keys[i], key) {
+            if crate::text::fields::same(&self.keys[i], key) {
                 self.last_hit = i;
                 return self.values[i].clone();
             }

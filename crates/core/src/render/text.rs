@@ -87,7 +87,7 @@ pub fn text(r: &Report, color: bool) -> String {
     }
     if let Some(rc) = &r.reconciliation {
         let _ = writeln!(o, "\n{}", st.bold("Client versus server"));
-        for line in crate::reconcile::explain(rc) {
+        for line in crate::analysis::reconcile::explain(rc) {
             let _ = writeln!(o, "  {line}");
         }
     }
@@ -230,6 +230,6 @@ pub(crate) fn lines_ref(lines: &[u64]) -> String {
     }
 }
 
-pub(crate) fn kind_name(k: crate::diagnose::Kind) -> &'static str {
+pub(crate) fn kind_name(k: crate::report::Kind) -> &'static str {
     k.as_str()
 }

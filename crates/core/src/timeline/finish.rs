@@ -2,10 +2,10 @@
 
 use super::phase::{main_phase, Phase};
 use super::{Finished, Timeline, LONGER_RUN_FACTOR, MAX_SOURCE_SERIES, SHORT_RUN_LINES};
+use crate::model::stats::Stream;
+use crate::model::time::format_stamp;
 use crate::report::{SourceSeries, SourceSummary, Summary, TimelineReport};
-use crate::round::{dec, sig};
-use crate::stats::Stream;
-use crate::time::format_stamp;
+use crate::text::round::{dec, sig};
 
 impl Timeline {
     /// The report's figures: of the only run, or, when the log holds several,

@@ -8,8 +8,8 @@
 //! merged, per source, into samples covering at least [`MERGE_S`], whose rates
 //! are the tokens over the summed time, as periodic stats lines give them.
 
+use crate::model::time::Stamp;
 use crate::model::Sample;
-use crate::time::Stamp;
 
 /// Seconds of iterations merged into one sample.
 pub const MERGE_S: f64 = 1.0;

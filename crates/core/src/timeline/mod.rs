@@ -5,18 +5,21 @@
 //! tick. Lines are grouped into rounds: a round closes when a source reports a
 //! second time. Counts and throughput are summed over a round, KV usage averaged.
 
-use crate::config::ServerConfig;
+use crate::report::Gap;
+use crate::report::ServerConfig;
+mod config;
 mod finish;
 mod merge;
 mod phase;
+pub mod series;
 
 use phase::{main_phase, Phase};
 
+use crate::model::time::{format_stamp, Clock, Stamp};
 use crate::model::{ConfigItem, Event, EventKind, Record, Sample, SampleKind, SourceName};
 use crate::report::{EventSummary, RunSummary, SourceSummary, Summary, TimelineReport};
-use crate::round::sig;
-use crate::series::{Obs, Series};
-use crate::time::{format_stamp, Clock, Stamp};
+use crate::text::round::sig;
+use crate::timeline::series::{Obs, Series};
 
 /// A silence longer than this between stats lines is idle time: engines log
 /// every few seconds while they work.
@@ -70,14 +73,6 @@ struct SourceAcc {
     decode_step_s: Option<f64>,
     /// Prompt tokens of this source's prefill lines since its previous decode line.
     prompt_since: f64,
-}
-
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Gap {
-    pub start_s: f64,
-    pub seconds: f64,
-    /// The line after the silence.
-    pub line: u64,
 }
 
 #[derive(Debug, Default)]
@@ -214,7 +209,6 @@ impl Timeline {
             Record::Sample(s) => self.add_sample(s),
             Record::Event(e) => self.add_event(e.clone()),
             Record::Config { line, items } => self.add_config(*line, items),
-            Record::Other => {}
         }
     }
 

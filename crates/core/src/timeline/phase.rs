@@ -1,9 +1,9 @@
 //! Rounds: each source's line of a tick, combined (counts and throughput
 //! summed, KV usage averaged) into the phase's statistics and chart series.
 
+use crate::model::stats::Stream;
 use crate::model::Sample;
-use crate::series::{Obs, Series};
-use crate::stats::Stream;
+use crate::timeline::series::{Obs, Series};
 
 /// The seconds a decode line's rate covers, and the prompt tokens its source
 /// prefilled within them.

@@ -1,8 +1,8 @@
 //! SGLang stats fields: which sample field each key sets and how its value reads,
 //! shared by the general reader and the one-pass reader of the common layout.
 
-use crate::fields::{boolean, decimal, float, fraction_or_percent, starts, uint, uint32};
 use crate::model::Sample;
+use crate::text::fields::{boolean, decimal, float, fraction_or_percent, starts, uint, uint32};
 
 /// The sample field a key sets.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -457,7 +457,7 @@ mod tests {
                 ok = false;
                 continue;
             };
-            ok &= apply_field(&mut s, &seg[..c], crate::fields::trim(&seg[c + 2..]));
+            ok &= apply_field(&mut s, &seg[..c], crate::text::fields::trim(&seg[c + 2..]));
         }
         (s, ok)
     }

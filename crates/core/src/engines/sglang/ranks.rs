@@ -2,9 +2,9 @@
 
 use super::super::prefix::Found as StampFound;
 use super::super::prefix::{bracketed_stamp, last_stamp};
-use crate::fields::uint32;
+use crate::model::time::Stamp;
 use crate::model::SourceName;
-use crate::time::Stamp;
+use crate::text::fields::uint32;
 
 /// The prefix facts of one record.
 #[derive(Debug, Default, Clone)]
@@ -57,7 +57,7 @@ pub(super) fn rank_tokens(tail: &[u8]) -> Ranks {
 /// `DP{n}` without the formatting machinery (read once per distinct rank text).
 pub(super) fn dp_label(n: u32) -> String {
     let mut buf = [0; 20];
-    let digits = crate::fields::decimal_text(n.into(), &mut buf);
+    let digits = crate::text::fields::decimal_text(n.into(), &mut buf);
     let mut s = String::with_capacity(2 + digits.len());
     s.push_str("DP");
     s.push_str(digits);

@@ -4,9 +4,9 @@ use memchr::memmem;
 
 use super::super::Outcome;
 use super::phrases;
-use crate::config::{py_str, python_pairs};
-use crate::fields::{boolean, float, trim, uint};
 use crate::model::{ConfigItem, Record};
+use crate::text::fields::{boolean, float, trim, uint};
+use crate::text::python::{py_str, python_pairs};
 
 /// Config items from startup lines.
 pub(super) fn parse_config(line: &[u8], no: u64, out: &mut Vec<Record>) -> Option<Outcome> {
@@ -60,7 +60,7 @@ pub(super) fn parse_config(line: &[u8], no: u64, out: &mut Vec<Record>) -> Optio
             }
         }
         if gb > 0.0 {
-            items.push(ConfigItem::KvCacheGb(crate::round::dec(gb, 2)));
+            items.push(ConfigItem::KvCacheGb(crate::text::round::dec(gb, 2)));
         }
     } else if ph.hierarchical.find(line).is_some() {
         items.push(ConfigItem::HierarchicalCache(true));

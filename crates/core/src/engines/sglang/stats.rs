@@ -8,8 +8,8 @@ use super::super::Outcome;
 use super::fields::{apply_field, plain_fields, KeyMemo};
 use super::ranks::{rank_tokens, read_prefix_with, PrefixInfo, Ranks};
 use super::SglangParser;
-use crate::fields::{trim, uint32};
 use crate::model::{Record, Sample, SampleKind};
+use crate::text::fields::{trim, uint32};
 
 /// Records found in one line; more than one only when newlines went missing.
 const MAX_RECORDS_PER_LINE: usize = 64;

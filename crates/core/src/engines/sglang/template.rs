@@ -31,9 +31,9 @@ use super::fields::{
 use super::ranks::read_prefix;
 use super::stats::{Found, Header};
 use crate::engines::prefix::{bracketed_head, bracketed_stamp};
-use crate::fields::{starts, trim};
+use crate::model::time::Stamp;
 use crate::model::{Record, Sample, SampleKind, SourceName};
-use crate::time::Stamp;
+use crate::text::fields::{starts, trim};
 
 /// `[YYYY-MM-DD HH:MM:SS` and the byte after it, which [`bracketed_head`] reads.
 const STAMP_LEN: usize = 21;

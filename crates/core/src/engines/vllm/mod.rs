@@ -21,8 +21,8 @@ use memchr::memmem;
 use super::common::is_access_line;
 use super::prefix::last_stamp;
 use super::{ahead_of, Ahead, Engine, LineParser, Outcome};
-use crate::fields::{trim, uint};
 use crate::model::{Event, EventKind, Record};
+use crate::text::fields::{trim, uint};
 use startup::banner;
 use stats::engine_label;
 

@@ -4,9 +4,9 @@ use memchr::memmem;
 
 use super::super::Outcome;
 use super::{has, VllmParser, DEFAULT_BLOCK_SIZE};
-use crate::config::{py_str, python_pairs};
-use crate::fields::{boolean, float, trim, uint};
 use crate::model::{ConfigItem, Record};
+use crate::text::fields::{boolean, float, trim, uint};
+use crate::text::python::{py_str, python_pairs};
 
 impl VllmParser {
     /// Startup lines that state capacity or settings; `m` is the message after the prefix.

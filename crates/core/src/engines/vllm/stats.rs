@@ -6,8 +6,8 @@ use memchr::memmem;
 use super::super::prefix::last_stamp;
 use super::super::Outcome;
 use super::{has, offset_in, strip_engine_label, VllmParser, STATS_HEADER};
-use crate::fields::{boolean, float, trim, uint32};
 use crate::model::{Record, Sample, SampleKind};
+use crate::text::fields::{boolean, float, trim, uint32};
 
 /// Records read from one physical line; more than one only when newlines went missing.
 const MAX_RECORDS_PER_LINE: usize = 64;

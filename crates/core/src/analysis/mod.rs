@@ -1,0 +1,7 @@
+//! Computed once from the timeline and shared by the diagnosis and the what-if:
+//! the steady window, the fitted server model, client-versus-server reconciliation.
+
+pub mod reconcile;
+pub mod settings;
+pub mod whatif;
+pub mod window;

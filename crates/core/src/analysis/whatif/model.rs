@@ -1,0 +1,386 @@
+//! The fitted model and its predictions: step time, KV footprint, admission.
+
+use super::step_time::{StepInputs, StepTime};
+use super::Bound;
+use crate::report::Report;
+use crate::report::{Change, Prediction};
+
+/// Fitted model and the steady state it was fitted around.
+#[derive(Debug, Clone)]
+pub struct Model {
+    /// Steady-state running requests (all ranks).
+    pub running: f64,
+    /// Steady-state generation throughput, tok/s (all ranks).
+    pub gen_tok_s: f64,
+    pub queued: f64,
+    /// KV pool in tokens, all ranks together.
+    pub kv_capacity: Option<f64>,
+    /// KV tokens held per running request in the steady state (not reserved).
+    pub kv_per_request: Option<f64>,
+    /// Steady-state KV usage (0..1).
+    pub kv_usage: Option<f64>,
+    /// Decode step seconds = `a + b·running` at the steady-state KV tokens per request
+    /// (`b` includes `c × kv_per_request` and prefill time per step per request).
+    pub a: f64,
+    pub b: f64,
+    /// Seconds per KV token in use (0 when the fit could not separate it).
+    pub c: f64,
+    /// The step model was fitted (not the prior).
+    pub fitted: bool,
+    /// R² of the fit (0 for the prior).
+    pub r2: f64,
+    /// Timeline buckets the fit used.
+    pub points: usize,
+    pub bound: Bound,
+    pub sglang: bool,
+    /// Max running requests, all ranks together.
+    pub max_running: Option<f64>,
+    /// Ranks with their own pool and cap (SGLang data parallelism).
+    pub ranks: f64,
+    /// Current schedule_conservativeness (SGLang), when the log shows it.
+    pub conservativeness: Option<f64>,
+    /// KV pool memory in GB and an estimate of the GPU's memory (for the memory flags).
+    pub kv_cache_gb: Option<f64>,
+    pub gpu_mem_gb: Option<f64>,
+    pub mem_fraction_static: Option<f64>,
+    pub gpu_memory_utilization: Option<f64>,
+    /// Cache dtype is already 8-bit.
+    pub kv_fp8: bool,
+    /// Prefill seconds per step per running request in the steady state (part of `b`; 0 when
+    /// the fit could not separate it).
+    pub pf_per_request: f64,
+    /// Share of that prefill spent recomputing evicted requests, which stops when the pool
+    /// no longer binds.
+    pub recompute_share: f64,
+    /// Covariance of (a, b) after anchoring, for the prediction range.
+    cov_ab: [[f64; 2]; 2],
+}
+
+impl Model {
+    /// Fits the model to a report's steady state.
+    pub fn fit(r: &Report) -> Option<Model> {
+        // The same steady window the diagnosis judges.
+        let w = crate::analysis::window::steady(r);
+        let running = w.running.filter(|v| *v > 0.0)?;
+        let gen = w.gen_tok_s.filter(|v| *v > 0.0)?;
+        let sglang = r.engine == "sglang";
+        let ranks = if sglang {
+            r.config.data_parallel_size.unwrap_or(1).max(1) as f64
+        } else {
+            1.0
+        };
+        let cap_rank = r
+            .config
+            .kv_capacity_tokens
+            .map(|c| c as f64)
+            .filter(|c| *c > 0.0);
+        let cap = cap_rank.map(|c| c * ranks);
+        let kv_usage = w.kv_usage.filter(|u| *u >= 0.0);
+        let kv_per_request = match (kv_usage, cap) {
+            (Some(u), Some(c)) if u > 0.0 => Some(u * c / running),
+            _ => r
+                .summary
+                .kv_tokens
+                .as_ref()
+                .map(|d| d.mean / running)
+                .filter(|v| *v > 0.0),
+        };
+        let queued = w.queued.unwrap_or(0.0);
+        let max_running = r
+            .config
+            .max_running_requests
+            .map(|v| v as f64 * ranks)
+            .filter(|v| *v > 0.0);
+        let queue_bound = w.typical_queue() >= 1.0 && w.queue_share.unwrap_or(0.0) >= 0.3;
+        let at_cap = max_running.is_some_and(|m| running >= 0.93 * m || running >= m - 1.0);
+        let bound = if !queue_bound {
+            Bound::Client
+        } else if at_cap {
+            Bound::MaxRunning
+        } else {
+            Bound::KvCache
+        };
+
+        let step = StepTime::fit(&StepInputs {
+            points: &r.timeline.points,
+            running,
+            gen,
+            cap,
+            kv_per_request,
+            sglang,
+            input_tok_s: w.input_tok_s,
+            // Each rank or engine that prints its own batch schedules its own: a paste of
+            // DP ranks without the startup lines that state their number counts them.
+            ranks: ranks.max(
+                r.sources
+                    .iter()
+                    .filter(|s| s.running_requests_mean.is_some())
+                    .count() as f64,
+            ),
+        });
+
+        // Share of the prefill work that recomputes retracted/preempted requests: each
+        // eviction re-prefills a request (vLLM evicts the newest, with little output), each
+        // completion was prefilled once. Completions are counted from access-log lines.
+        let evicted = r.summary.retracted_requests as f64;
+        let completed = r
+            .input
+            .other_lines_by_kind
+            .get("access_log")
+            .copied()
+            .unwrap_or(0) as f64;
+        let recompute_share = if evicted > 0.0 && completed > 0.0 {
+            evicted / (evicted + completed)
+        } else {
+            0.0
+        };
+        let mfs = r
+            .config
+            .mem_fraction_static
+            .filter(|v| *v > 0.0 && *v < 1.0);
+        let gmu = r
+            .config
+            .gpu_memory_utilization
+            .filter(|v| *v > 0.0 && *v < 1.0);
+        let kv_gb = r.config.kv_cache_gb.filter(|v| *v > 0.0);
+        // SGLang leaves (1 − mem_fraction_static) of the GPU for activations and CUDA graphs;
+        // what is left after startup is at most that, so this underestimates the GPU (and
+        // the gain from raising the fraction) rather than overstating it.
+        let gpu_mem_gb = match (mfs, r.config.available_gpu_mem_gb) {
+            (Some(m), Some(avail)) if sglang && avail > 0.0 => Some(avail / (1.0 - m)),
+            _ => None,
+        };
+        let kv_fp8 = r
+            .config
+            .kv_cache_dtype
+            .as_deref()
+            .is_some_and(|d| d.contains("fp8") || d.contains("int8"));
+        Some(Model {
+            running,
+            gen_tok_s: gen,
+            queued,
+            kv_capacity: cap,
+            kv_per_request,
+            kv_usage,
+            a: step.a,
+            b: step.b,
+            c: step.c,
+            fitted: step.fitted,
+            r2: step.r2,
+            points: step.points,
+            bound,
+            sglang,
+            max_running,
+            ranks,
+            conservativeness: r.config.schedule_conservativeness.filter(|v| *v > 0.0),
+            kv_cache_gb: kv_gb,
+            gpu_mem_gb,
+            mem_fraction_static: mfs,
+            gpu_memory_utilization: gmu,
+            kv_fp8,
+            pf_per_request: step.pf,
+            recompute_share,
+            cov_ab: step.cov_ab,
+        })
+    }
+
+    /// Effective seconds per decode step with `running` requests (at the steady state's KV
+    /// tokens per request, prefill time included).
+    pub fn step(&self, running: f64) -> f64 {
+        self.a + self.b * running
+    }
+
+    /// Pool utilisation at which admission stops, relative to the held tokens, for an engine
+    /// that is not pool-bound now: SGLang reserves future tokens (about 14 % of the pool at
+    /// the default conservativeness), vLLM fills the pool.
+    fn usable_share(&self, cons_factor: f64) -> f64 {
+        if self.sglang {
+            (1.0 - 0.14 * cons_factor).clamp(0.5, 0.98)
+        } else {
+            0.98
+        }
+    }
+
+    /// Steady-state running requests, queue and throughput after the changes.
+    pub fn predict(&self, changes: &[Change]) -> Prediction {
+        self.predict_with_notes(changes).0
+    }
+
+    pub(super) fn predict_with_notes(&self, changes: &[Change]) -> (Prediction, Vec<String>) {
+        let mut notes = Vec::new();
+        let mut kv_scale = 1.0;
+        let mut cap = self.max_running;
+        let mut clients: Option<f64> = None;
+        let mut cons_factor = 1.0;
+        for ch in changes {
+            let v = ch.value;
+            match ch.parameter.as_str() {
+                "kv_tokens" => match self.kv_capacity.filter(|k| *k > 0.0) {
+                    // Per rank, as the engine reports it.
+                    Some(k) => kv_scale *= v * self.ranks / k,
+                    None => notes.push(
+                        "kv_tokens: the log does not show the current KV pool size".to_string(),
+                    ),
+                },
+                "kv_scale" if v > 0.0 => kv_scale *= v,
+                "kv_dtype_fp8" => {
+                    if v > 0.0 && !self.kv_fp8 {
+                        kv_scale *= 2.0;
+                    } else if v > 0.0 {
+                        notes.push("kv_dtype_fp8: the KV cache is already 8-bit".to_string());
+                    }
+                }
+                "mem_fraction_static" | "gpu_memory_utilization" => {
+                    let cur = if ch.parameter == "mem_fraction_static" {
+                        self.mem_fraction_static
+                    } else {
+                        self.gpu_memory_utilization
+                    };
+                    match (cur, self.kv_cache_gb, self.gpu_mem_gb) {
+                        (Some(m), Some(kv), Some(gpu)) => {
+                            let new_kv = (kv + (v - m) * gpu).max(0.0);
+                            kv_scale *= new_kv / kv;
+                        }
+                        _ => notes.push(format!(
+                            "{}: the startup lines do not give the GPU memory and the pool's \
+                             size in GB, so the new pool size is unknown; use kv_tokens",
+                            ch.parameter
+                        )),
+                    }
+                }
+                "max_running" if v > 0.0 => cap = Some(v * self.ranks),
+                "client_concurrency" if v > 0.0 => clients = Some(v),
+                "schedule_conservativeness" if v > 0.0 => {
+                    // The new setting, against the current one (SGLang's default is 1.0).
+                    cons_factor *= v / self.conservativeness.unwrap_or(1.0);
+                    if !self.sglang {
+                        notes.push("schedule_conservativeness: SGLang only".to_string());
+                        cons_factor = 1.0;
+                    }
+                }
+                _ => {}
+            }
+        }
+
+        // Demand: what the client keeps in flight (running + waiting), unless changed.
+        let demand = clients.unwrap_or(self.running + self.queued);
+        // Supply from the KV pool.
+        let mut kv_err = 0.0;
+        let kv_limit = match self.bound {
+            Bound::KvCache => {
+                // The pool is full now at capacity ÷ running per request: the usage share is
+                // held, the rest (SGLang) reserved, and the reservation scales with
+                // conservativeness.
+                let held = self.kv_usage.unwrap_or(0.85).clamp(0.05, 1.0);
+                let footprint = if self.sglang {
+                    held + (1.0 - held) * cons_factor
+                } else {
+                    1.0
+                };
+                let mut l = self.running * kv_scale / footprint.max(0.05);
+                // Never more than the pool can hold outright.
+                if let (Some(h), Some(k)) = (self.kv_per_request, self.kv_capacity) {
+                    l = l.min(0.99 * k * kv_scale / h.max(1.0));
+                }
+                kv_err = 0.03 + 0.05 * kv_scale.ln().abs() + 0.1 * (cons_factor - 1.0).abs();
+                Some(l)
+            }
+            _ => self.kv_per_request.zip(self.kv_capacity).map(|(h, k)| {
+                kv_err = 0.08;
+                k * kv_scale * self.usable_share(cons_factor) / h.max(1.0)
+            }),
+        };
+        let mut running = demand;
+        let mut bound = Bound::Client;
+        if let Some(l) = kv_limit {
+            if l < running {
+                running = l;
+                bound = Bound::KvCache;
+            }
+        }
+        if let Some(c) = cap {
+            if c < running {
+                running = c;
+                bound = Bound::MaxRunning;
+            }
+        }
+        let running = running.max(0.0);
+        // Uncertainty of running: exact for a cap or the client, the KV model's error else.
+        let run_err = match bound {
+            Bound::KvCache => kv_err,
+            _ => 0.01,
+        };
+        // Out of the pool-bound regime, evicted requests are no longer recomputed.
+        let b = if self.bound == Bound::KvCache && bound != Bound::KvCache {
+            self.b - self.pf_per_request * self.recompute_share
+        } else {
+            self.b
+        };
+        let step = self.a + b * running;
+        let gen = if running > 0.0 { running / step } else { 0.0 };
+        let queued = (demand - running).max(0.0);
+        // Throughput range: the step fit's error at the new batch, the running error (which
+        // moves throughput by the step's per-request elasticity) and a model floor.
+        let se_step = (self.cov_ab[0][0]
+            + 2.0 * running * self.cov_ab[0][1]
+            + running * running * self.cov_ab[1][1])
+            .max(0.0)
+            .sqrt();
+        let elasticity = if step > 0.0 { self.a / step } else { 1.0 };
+        let rel = ((se_step / step.max(1e-12)).powi(2)
+            + (run_err * elasticity).powi(2)
+            + 0.03f64.powi(2))
+        .sqrt();
+        let half = (1.645 * rel).min(0.6);
+        let d1 = |v: f64| crate::text::round::dec(v, 1);
+        (
+            Prediction {
+                running_requests: d1(running),
+                gen_throughput_tok_s: d1(gen),
+                low: d1(gen * (1.0 - half)),
+                high: d1(gen * (1.0 + half)),
+                queued_requests: Some(d1(queued)),
+                per_request_tok_s: crate::text::round::dec(
+                    if running > 0.0 { gen / running } else { 0.0 },
+                    2,
+                ),
+                running_low: d1(running * (1.0 - 1.645 * run_err)),
+                running_high: d1(match bound {
+                    Bound::KvCache => running * (1.0 + 1.645 * run_err),
+                    _ => running,
+                }),
+                bound_by: bound.as_str(),
+            },
+            notes,
+        )
+    }
+
+    pub fn describe(&self) -> String {
+        let kv = if self.c > 0.0 {
+            format!(" + {:.3e} s × KV token", self.c)
+        } else {
+            String::new()
+        };
+        format!(
+            "decode step = {:.4} s + {:.6} s × running{kv} ({}); steady state {:.1} running, {:.1} tok/s, bound by {}",
+            self.a,
+            self.b,
+            if self.fitted {
+                format!(
+                    "least squares over {} timeline buckets, R² {:.2}",
+                    self.points, self.r2
+                )
+            } else if self.pf_per_request > 0.0 {
+                format!(
+                    "prior: too little spread in batch size to fit, but for prefill's {:.6} s × running, fitted to the prompt work",
+                    self.pf_per_request
+                )
+            } else {
+                "prior: too little spread in batch size to fit".to_string()
+            },
+            self.running,
+            self.gen_tok_s,
+            self.bound.as_str()
+        )
+    }
+}

@@ -1,0 +1,309 @@
+//! The decode step time, `step = a + b·running + c·kv_tokens`, fitted by least
+//! squares over the timeline's buckets, or a memory-bound prior when the log
+//! shows too little spread in batch size to fit.
+
+use super::least_squares::robust_least_squares;
+use crate::report::Point;
+
+/// What the step-time fit reads: the timeline and the steady state it anchors to.
+pub(super) struct StepInputs<'a> {
+    pub points: &'a [Point],
+    /// Steady-state running requests and generation throughput (all ranks).
+    pub running: f64,
+    pub gen: f64,
+    /// KV pool in tokens, all ranks together.
+    pub cap: Option<f64>,
+    pub kv_per_request: Option<f64>,
+    pub sglang: bool,
+    /// Steady-state prompt throughput, tok/s.
+    pub input_tok_s: Option<f64>,
+    /// Ranks or engines with their own scheduler (data parallelism), each with its share
+    /// of the batch.
+    pub ranks: f64,
+}
+
+/// The step model anchored to the steady state (see [`super::Model`]'s fields).
+pub(super) struct StepTime {
+    pub a: f64,
+    pub b: f64,
+    pub c: f64,
+    pub pf: f64,
+    pub cov_ab: [[f64; 2]; 2],
+    pub r2: f64,
+    pub fitted: bool,
+    pub points: usize,
+}
+
+/// A fitted step model: `a + b·running` at the steady state's KV and prefill per request,
+/// `c` per KV token, the covariance of `(a, b)` and R².
+struct StepFit {
+    a: f64,
+    b: f64,
+    c: f64,
+    /// Prefill seconds per step per running request (part of `b`).
+    pf: f64,
+    cov: [[f64; 2]; 2],
+    r2: f64,
+}
+
+/// The prior's batch size at which the per-request part of a step equals the fixed part.
+const PRIOR_N0: f64 = 48.0;
+
+impl StepTime {
+    pub(super) fn fit(i: &StepInputs) -> StepTime {
+        let StepInputs {
+            running,
+            gen,
+            cap,
+            kv_per_request,
+            sglang,
+            ranks,
+            ..
+        } = *i;
+        // Columns: 1, running, KV tokens, running × (prefill ran in the bucket). The last
+        // separates the prefill time per step (proportional to the batch: each request's
+        // prefill is spread over its outputs) from decode, when drain or idle stretches show
+        // decode alone.
+        let y0 = running / gen;
+        let mut rows: Vec<(Vec<f64>, f64, f64)> = Vec::new();
+        let mut with_kv = 0usize;
+        let mut prev_n: Option<f64> = None;
+        let (mut counted_prompt, mut counted_gen) = (0.0, 0.0);
+        for p in i.points {
+            let (Some(n), Some(g)) = (p.running, p.gen_tok_s) else {
+                prev_n = None;
+                continue;
+            };
+            // A stats line's throughput covers the interval since the previous line, during
+            // which the batch moved from the previous count to this one: the batch that
+            // produced it is on average half a line interval behind the bucket's mean.
+            let lag = prev_n.map_or(0.0, |pn| (pn - n) / (2.0 * (p.samples as f64).max(1.0)));
+            let jump = prev_n.is_some_and(|pn| (pn - n).abs() > 0.25 * pn.max(n));
+            prev_n = Some(n);
+            if jump {
+                continue;
+            }
+            let n = n + lag;
+            if n < 1.0 || g <= 0.0 {
+                continue;
+            }
+            let y = n / g;
+            // Buckets whose step is far off the steady one are prefill storms or stalls.
+            if !(y > 0.2 * y0 && y < 5.0 * y0) {
+                continue;
+            }
+            let wt = (p.samples as f64).clamp(1.0, 8.0);
+            let kv = match (p.kv_usage, cap) {
+                (Some(u), Some(c)) => {
+                    with_kv += 1;
+                    u * c
+                }
+                _ => f64::NAN,
+            };
+            // SGLang: the bucket had prefill batches (their throughput figure is a rate since
+            // the previous prefill line, too noisy to use as an amount). vLLM: prompt tokens
+            // per step from the interval's average prompt throughput.
+            let pf = match p.input_tok_s.filter(|v| *v > 0.0) {
+                Some(_) if sglang => n,
+                Some(i) => i * y,
+                None => 0.0,
+            };
+            // SGLang: prompt tokens per step by count, where the bucket has them (the prefill
+            // lines between a rank's decode lines), for the prior's prefill part below.
+            let counted = (sglang && p.gen_tokens > 0.0).then(|| {
+                counted_prompt += p.prompt_tokens;
+                counted_gen += p.gen_tokens;
+                p.prompt_tokens * n / p.gen_tokens
+            });
+            rows.push((vec![1.0, n, kv, pf, counted.unwrap_or(f64::NAN)], y, wt));
+        }
+        let n_rows = rows.len();
+        let pf_rows = rows.iter().filter(|r| r.0[3] > 0.0).count();
+        let h = kv_per_request.unwrap_or(0.0);
+        let kv_ok = with_kv >= 12 && with_kv * 10 >= n_rows * 9;
+        if kv_ok {
+            rows.retain(|r| r.0[2].is_finite());
+        } else {
+            for r in rows.iter_mut() {
+                r.0[2] = 0.0;
+            }
+        }
+        let spread_n = {
+            let n = rows.len() as f64;
+            let m = rows.iter().map(|r| r.0[1]).sum::<f64>() / n.max(1.0);
+            let v = rows.iter().map(|r| (r.0[1] - m).powi(2)).sum::<f64>() / n.max(1.0);
+            if m > 0.0 {
+                v.sqrt() / m
+            } else {
+                0.0
+            }
+        };
+        // Steady state: prefill runs (SGLang interleaves it with decode).
+        let pf0 = if sglang {
+            if pf_rows > 0 {
+                1.0
+            } else {
+                0.0
+            }
+        } else {
+            i.input_tok_s.unwrap_or(0.0) / gen
+        };
+        // Rows at batch sizes well off the steady one: without a few, the intercept and
+        // the per-request slope cannot be told apart (a run pinned at its cap).
+        let off_steady = rows
+            .iter()
+            .filter(|r| (r.0[1] - running).abs() > 0.2 * running)
+            .count();
+        let mut candidates: Vec<&[usize]> = Vec::new();
+        let separate_pf = pf_rows >= 4 && n_rows - pf_rows >= 4;
+        if kv_ok && separate_pf {
+            candidates.push(&[0, 1, 2, 3]);
+        }
+        if separate_pf {
+            candidates.push(&[0, 1, 3]);
+        }
+        if kv_ok {
+            candidates.push(&[0, 1, 2]);
+        }
+        candidates.push(&[0, 1]);
+        let mut fit: Option<StepFit> = None;
+        let all_rows = rows;
+        for cols in candidates {
+            if all_rows.len() < 6 {
+                break;
+            }
+            let Some(f) = robust_least_squares(&all_rows, cols) else {
+                continue;
+            };
+            // The steady state's row in terms of the fitted columns: b_eff per request.
+            let unit = |c: usize| match c {
+                1 => 1.0,
+                2 => h,
+                3 => pf0,
+                _ => 0.0,
+            };
+            let xb: Vec<f64> = cols.iter().map(|&c| unit(c)).collect();
+            let xa: Vec<f64> = cols
+                .iter()
+                .map(|&c| if c == 0 { 1.0 } else { 0.0 })
+                .collect();
+            let a = f.beta[0];
+            let be: f64 = (0..cols.len()).map(|i| f.beta[i] * xb[i]).sum();
+            let nonneg = f.beta.iter().skip(1).all(|v| *v >= 0.0);
+            let var_b = f.var(&xb);
+            let ok = a > 0.0
+                && nonneg
+                && be > 0.0
+                && f.r2 >= 0.3
+                && off_steady >= 3
+                && (var_b.sqrt() < 0.5 * be || spread_n > 0.15);
+            if ok {
+                let var_a = f.var(&xa);
+                let sum: Vec<f64> = (0..cols.len()).map(|i| xa[i] + xb[i]).collect();
+                let cov = 0.5 * (f.var(&sum) - var_a - var_b);
+                let c = cols.iter().position(|&c| c == 2).map_or(0.0, |i| f.beta[i]);
+                let pf = cols
+                    .iter()
+                    .position(|&c| c == 3)
+                    .map_or(0.0, |i| f.beta[i] * pf0);
+                fit = Some(StepFit {
+                    a,
+                    b: be,
+                    c,
+                    pf,
+                    cov: [[var_a, cov], [cov, var_b]],
+                    r2: f.r2,
+                });
+                break;
+            }
+        }
+        let points = all_rows.len();
+        let (mut a, mut b, mut c, mut pf, mut cov_ab, r2, fitted) = match fit {
+            Some(f) => (f.a, f.b, f.c, f.pf, f.cov, f.r2, true),
+            None => {
+                // Prior: memory-bound decode, per-request share n/(n + n0) at this batch.
+                // Prefill's part of the step, where the log measures it, is per request (each
+                // request's prompt, spread over its outputs) and stays outside the prior.
+                // Per request, prompt tokens per generated token: SGLang's by count (its
+                // rows' prefill flag says too little to measure by).
+                let per_token = if sglang {
+                    if counted_gen > 0.0 {
+                        counted_prompt / counted_gen
+                    } else {
+                        0.0
+                    }
+                } else {
+                    pf0
+                };
+                // SGLang's counted column; the others' prompt work is the usual one.
+                let col = if sglang { 4 } else { 3 };
+                let pf = prefill_part(&all_rows, col, per_token, y0, running).unwrap_or(0.0);
+                let decode = y0 - pf * running;
+                let per_rank = running / ranks;
+                let share = per_rank / (per_rank + PRIOR_N0);
+                let a = (1.0 - share) * decode;
+                let b = share * decode / running + pf;
+                // ±50 % on the per-request part.
+                let cov = [[0.0, 0.0], [0.0, (0.5 * b).powi(2)]];
+                (a, b, 0.0, pf, cov, 0.0, false)
+            }
+        };
+        // Anchor to the steady state: the level from the window, the split from the fit.
+        let k = y0 / (a + b * running);
+        if k.is_finite() && k > 0.0 {
+            a *= k;
+            b *= k;
+            c *= k;
+            pf *= k;
+            for row in cov_ab.iter_mut() {
+                for v in row.iter_mut() {
+                    *v *= k * k;
+                }
+            }
+        }
+        StepTime {
+            a,
+            b,
+            c,
+            pf,
+            cov_ab,
+            r2,
+            fitted,
+            points,
+        }
+    }
+}
+
+/// Prefill seconds per step per running request at the steady state, from the rows of a
+/// run whose batch barely moves: the step against the prompt work alone (column `col` of the
+/// rows, prompt tokens per step), which moves from
+/// bucket to bucket as prompts arrive (the intercept holds decode at the steady batch).
+/// `None` unless the prompt work varies enough to tell, its slope is clearly positive, and
+/// decode keeps at least a tenth of the step.
+fn prefill_part(
+    rows: &[(Vec<f64>, f64, f64)],
+    col: usize,
+    pf0: f64,
+    y0: f64,
+    running: f64,
+) -> Option<f64> {
+    let rows: Vec<(Vec<f64>, f64, f64)> = rows
+        .iter()
+        .filter(|r| r.0[col].is_finite())
+        .map(|r| (vec![r.0[0], r.0[col]], r.1, r.2))
+        .collect();
+    if rows.len() < 8 || pf0 <= 0.0 {
+        return None;
+    }
+    let n = rows.len() as f64;
+    let mean = rows.iter().map(|r| r.0[1]).sum::<f64>() / n;
+    let sd = (rows.iter().map(|r| (r.0[1] - mean).powi(2)).sum::<f64>() / n).sqrt();
+    if mean <= 0.0 || sd < 0.1 * mean {
+        return None;
+    }
+    let f = robust_least_squares(&rows, &[0, 1])?;
+    let beta = f.beta[1];
+    let se = f.var(&[0.0, 1.0]).sqrt();
+    let pf = beta * pf0;
+    (beta > 0.0 && se < 0.5 * beta && pf * running <= 0.9 * y0).then_some(pf)
+}

@@ -1,0 +1,166 @@
+//! The steady state: the part of the run that is neither warm-up nor drain.
+//!
+//! A batch run fills the server (running climbs), holds a plateau, then drains
+//! (the client stops sending: the queue empties and running falls). Judging the
+//! whole run mixes the three; the plateau is what the configuration determines.
+
+use crate::report::Point;
+use crate::report::Report;
+
+/// Figures of the judged window, time-weighted by samples per bucket.
+#[derive(Debug, Clone, Default)]
+pub struct Window {
+    pub start_s: f64,
+    pub end_s: f64,
+    pub whole_run: bool,
+    pub running: Option<f64>,
+    pub queued: Option<f64>,
+    /// The median bucket's queue.
+    pub queued_p50: Option<f64>,
+    pub kv_usage: Option<f64>,
+    pub gen_tok_s: Option<f64>,
+    pub input_tok_s: Option<f64>,
+    /// Share of buckets (with a queue figure) where requests waited.
+    pub queue_share: Option<f64>,
+    pub running_max: Option<f64>,
+    pub running_p50: Option<f64>,
+    /// A line inside the window that shows it (the bucket nearest its middle).
+    pub line: Option<u64>,
+    /// Warm-up and drain were found and cut.
+    pub warmup_s: f64,
+    pub drain_s: f64,
+}
+
+impl Window {
+    /// How many requests typically wait: the mean, or where requests wait in
+    /// nearly every bucket, the median bucket's queue if that is more (a request
+    /// always waiting is a queue of one, though the buckets at the window's edges
+    /// pull the mean below one).
+    pub fn typical_queue(&self) -> f64 {
+        let mean = self.queued.unwrap_or(0.0);
+        if self.queue_share.is_some_and(|s| s >= 0.9) {
+            mean.max(self.queued_p50.unwrap_or(0.0))
+        } else {
+            mean
+        }
+    }
+}
+
+fn weighted_mean(points: &[Point], f: impl Fn(&Point) -> Option<f64>) -> Option<f64> {
+    let (mut s, mut n) = (0.0, 0.0);
+    for p in points {
+        if let Some(v) = f(p) {
+            s += v * p.samples as f64;
+            n += p.samples as f64;
+        }
+    }
+    (n > 0.0).then(|| s / n)
+}
+
+/// Lines whose intervals are known, at least, for a rate over their time: a
+/// source's first line rates an interval the log does not show, which a short
+/// paste cannot spare.
+const MIN_TIMED_LINES: u32 = 10;
+
+/// Tokens generated over the time the lines' rates cover, where those times
+/// cover at least half the window: engines rate the interval since they last
+/// logged, and where those intervals differ (long prefills between decode
+/// lines) a mean of the rates overstates generation.
+fn timed_gen(points: &[Point], window_s: f64) -> Option<f64> {
+    let secs: f64 = points.iter().map(|p| p.gen_secs).sum();
+    let tokens: f64 = points.iter().map(|p| p.gen_tokens).sum();
+    let lines: u32 = points.iter().map(|p| p.gen_timed).sum();
+    (lines >= MIN_TIMED_LINES && secs > 0.0 && secs >= 0.5 * window_s && tokens.is_finite())
+        .then(|| tokens / secs)
+}
+
+pub(crate) fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    Some(v[v.len() / 2])
+}
+
+/// Finds the steady window of a report's timeline.
+pub fn steady(r: &Report) -> Window {
+    let pts = &r.timeline.points;
+    if pts.is_empty() {
+        return Window {
+            whole_run: true,
+            ..Window::default()
+        };
+    }
+    let runs: Vec<f64> = pts.iter().filter_map(|p| p.running).collect();
+    // The plateau: the typical running count while requests wait, else the upper range.
+    let waiting_runs: Vec<f64> = pts
+        .iter()
+        .filter(|p| p.queued.unwrap_or(0.0) > 0.5)
+        .filter_map(|p| p.running)
+        .collect();
+    let plateau = if waiting_runs.len() >= 3 {
+        median(waiting_runs)
+    } else {
+        let mut v = runs.clone();
+        v.sort_by(|a, b| a.total_cmp(b));
+        v.get((v.len() * 9) / 10).copied().or(v.last().copied())
+    };
+    let mut from = 0;
+    let mut to = pts.len();
+    if let Some(pl) = plateau.filter(|p| *p > 0.0) {
+        if pts.len() >= 8 {
+            // Warm-up: until running first reaches 80 % of the plateau.
+            if let Some(i) = pts
+                .iter()
+                .position(|p| p.running.is_some_and(|r| r >= 0.8 * pl))
+            {
+                from = i;
+            }
+            // Drain: after the last bucket that still had a queue, or was near the plateau.
+            let last_busy = pts.iter().rposition(|p| {
+                p.queued.unwrap_or(0.0) > 0.5 || p.running.is_some_and(|r| r >= 0.8 * pl)
+            });
+            if let Some(j) = last_busy {
+                to = j + 1;
+            }
+        }
+    }
+    let mut whole_run = false;
+    // Too little left: judge the whole run.
+    if to <= from || (to - from) * 4 < pts.len() {
+        from = 0;
+        to = pts.len();
+        whole_run = true;
+    }
+    let w = &pts[from..to];
+    let qs: Vec<bool> = w.iter().filter_map(|p| p.queued.map(|q| q > 0.5)).collect();
+    let mut runs_w: Vec<f64> = w.iter().filter_map(|p| p.running).collect();
+    runs_w.sort_by(|a, b| a.total_cmp(b));
+    let start_s = w.first().map(|p| p.t_s).unwrap_or(0.0);
+    let end_s = w
+        .last()
+        .map(|p| p.t_s + r.timeline.bucket_seconds)
+        .unwrap_or(0.0);
+    let total_end = pts
+        .last()
+        .map(|p| p.t_s + r.timeline.bucket_seconds)
+        .unwrap_or(0.0);
+    Window {
+        start_s,
+        end_s: end_s.min(r.span_seconds.max(end_s)),
+        whole_run,
+        running: weighted_mean(w, |p| p.running),
+        queued: weighted_mean(w, |p| p.queued),
+        queued_p50: median(w.iter().filter_map(|p| p.queued).collect()),
+        kv_usage: weighted_mean(w, |p| p.kv_usage),
+        gen_tok_s: timed_gen(w, end_s - start_s).or_else(|| weighted_mean(w, |p| p.gen_tok_s)),
+        input_tok_s: weighted_mean(w, |p| p.input_tok_s),
+        queue_share: (!qs.is_empty())
+            .then(|| qs.iter().filter(|b| **b).count() as f64 / qs.len() as f64),
+        running_max: runs_w.last().copied(),
+        running_p50: runs_w.get(runs_w.len() / 2).copied(),
+        line: w.get(w.len() / 2).map(|p| p.line),
+        warmup_s: start_s,
+        drain_s: (total_end - end_s).max(0.0),
+    }
+}

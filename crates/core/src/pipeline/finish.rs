@@ -1,0 +1,116 @@
+//! The end of the input: the report, with the diagnosis, predictions and client figures.
+
+use super::Analyzer;
+use crate::engines::Engine;
+use crate::input::lines::Line;
+use crate::report::{InputStats, Report, SCHEMA_VERSION};
+
+impl Analyzer {
+    pub fn finish(mut self) -> Report {
+        self.end_input();
+        let mut splitter = std::mem::take(&mut self.splitter);
+        splitter.finish(&mut |l: Line<'_>| self.on_line(l.no, l.bytes));
+        self.end_piece();
+        if let Some((no, held)) = self.held.take() {
+            self.process(no, &held, true);
+        }
+        let mut input = self.input;
+        for (kind, n) in ["decode", "prefill", "interval"]
+            .into_iter()
+            .zip(self.stat_kinds)
+        {
+            if n > 0 {
+                input.stat_lines_by_kind.insert(kind.to_string(), n);
+            }
+        }
+        self.other_kinds.into_map(&mut input.other_lines_by_kind);
+        input.lines = splitter.lines();
+        input.overlong_lines = splitter.overlong_lines + self.overlong_joined;
+        input.clock_regressions = self.timeline.clock_regressions;
+        input.encoding = self.encoding.map(str::to_string);
+        input.looks_binary = self.sniffed > 0 && self.odd_bytes * 100 > self.sniffed;
+        input.other_server = std::mem::take(&mut self.other_servers).finish();
+        if input.looks_binary {
+            input.binary_format = crate::input::file_format::detect(&self.head);
+        }
+        let mut by_engine: Vec<(Engine, u64)> = Engine::ALL
+            .iter()
+            .filter_map(|&e| self.stats_by_engine[e as usize].map(|n| (e, n)))
+            .collect();
+        by_engine.sort();
+        input.stat_lines_by_engine = by_engine
+            .iter()
+            .map(|(e, n)| (e.name().to_string(), *n))
+            .collect();
+        let engine = match self.opts.engine {
+            Some(e) => e.name().to_string(),
+            None => by_engine
+                .iter()
+                .max_by_key(|(e, n)| (*n, std::cmp::Reverse(*e)))
+                .filter(|(_, n)| *n > 0)
+                .map(|(e, _)| e.name().to_string())
+                .unwrap_or_else(|| "unknown".to_string()),
+        };
+        // A server batchlens reads is no other server once its stats lines are read.
+        if input
+            .other_server
+            .as_ref()
+            .is_some_and(|o| Engine::from_name(&o.name).is_some_and(|e| e.name() == engine))
+        {
+            input.other_server = None;
+        }
+        let mut f = self.timeline.finish();
+        let previous = f.previous.take();
+        let mut report = report_of(f, engine, input);
+        // A restart with other settings: the what-if model fitted on the run before
+        // predicts the judged run, which measured it.
+        report.restart_check = previous.and_then(|p| {
+            let before = report_of(*p, report.engine.clone(), InputStats::default());
+            crate::analysis::whatif::check_restart(&before, &report)
+        });
+        // The client figures of the judged run.
+        let judged = report.runs.iter().find(|r| r.analyzed).map(|r| r.run - 1);
+        let lines = match (judged, self.client_kept.take()) {
+            (Some(j), Some((k, kept))) if j == k => kept,
+            (Some(j), _) if j != self.client_run => crate::engines::client::ClientLines::default(),
+            _ => std::mem::take(&mut self.client_lines),
+        };
+        let (block, requests) = lines.finish();
+        report.client =
+            crate::engines::client::combine(self.opts.client.take(), block, requests.as_ref());
+        report.requests = requests;
+        if let Some(c) = &report.client {
+            report.reconciliation = crate::analysis::reconcile::reconcile(&report, c);
+        }
+        if !self.opts.no_diagnosis {
+            report.diagnosis = crate::diagnose::diagnose(&report);
+        }
+        report
+    }
+}
+
+/// A report of a run's timeline (diagnosis, client figures and predictions are added after).
+fn report_of(f: crate::timeline::Finished, engine: String, input: InputStats) -> Report {
+    Report {
+        schema_version: SCHEMA_VERSION,
+        engine,
+        input,
+        span_seconds: f.span_s,
+        busy_seconds: f.busy_s,
+        idle_seconds: f.idle_s,
+        first_timestamp: f.first_timestamp,
+        last_timestamp: f.last_timestamp,
+        config: f.config,
+        summary: f.summary,
+        sources: f.sources,
+        events: f.events,
+        timeline: f.timeline,
+        diagnosis: None,
+        runs: f.runs,
+        restart_check: None,
+        what_if: None,
+        reconciliation: None,
+        client: None,
+        requests: None,
+    }
+}
