@@ -1,5 +1,5 @@
 // node bench/browser.mjs FILE [DIST]: drops FILE on the built page (dist/) in headless
-// Chromium and times it until the report is shown (issue 6: 1 GB in under 5 s).
+// Chromium and times it until the report is shown (target: 1 GB in under 5 s).
 // Needs `trunk build --release` and e2e/node_modules (npm ci in e2e/).
 import { statSync } from 'node:fs';
 import path from 'node:path';

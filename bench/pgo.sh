@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds batchlens with profile-guided optimisation (issue 6), with cargo-pgo:
+# Builds batchlens with profile-guided optimisation, with cargo-pgo:
 #
 #   bench/pgo.sh            # prints the optimised binary's path on its last line
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# batchlens throughput benchmark (issue 6). Not part of CI: it writes GBs.
+# batchlens throughput benchmark. Not part of CI: it writes GBs.
 #
 #   bench/run.sh [--size BYTES] [--big] [--no-python] [--no-gzip] [--pgo] [--wasm] [--browser] [--shapes] [--dir DIR]
 #

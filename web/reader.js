@@ -1,7 +1,7 @@
 // Reads a file in slices for the worker that parses it (worker.js), in a worker
 // of its own: a Blob's read goes on only while the thread that asked for it is
-// free, so on the parsing thread each read waited for a parse to end and the
-// two took turns. Slices are handed over without a copy (transferred), at most
+// free, so on the parsing thread each read would wait for a parse to end and
+// the two would take turns. Slices are handed over without a copy (transferred), at most
 // `ahead` of them before the parser has taken the first. Started with the page
 // (the page fetches nothing once loaded), it serves one read at a time: a new
 // read, or `stop`, ends the one under way.
