@@ -2,8 +2,12 @@
 
 pub mod access_layouts;
 mod finish;
+mod options;
 mod pieces;
 pub mod read_ahead;
+
+use options::engines_tried;
+pub use options::Options;
 mod records;
 
 use std::collections::BTreeMap;
@@ -26,20 +30,6 @@ const EXAMPLE_CHARS: usize = 120;
 const STATS_DISABLED: &str = "stats_disabled";
 /// Bytes inspected to decide whether the input is text.
 const SNIFF_BYTES: usize = 64 * 1024;
-
-/// How to analyse.
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    /// Read only this engine's format (otherwise every known engine is tried).
-    pub engine: Option<Engine>,
-    /// Skip the diagnosis (the report's `diagnosis` is then `null`).
-    pub no_diagnosis: bool,
-    /// The client's benchmark figures (`--client` file or flags): fills `report.reconciliation`.
-    /// Flags win over a summary block found in the log.
-    pub client: Option<crate::report::ClientFigures>,
-    /// Of several server runs (restarts), judge this one (1-based) instead of the last.
-    pub run: Option<u32>,
-}
 
 /// Feed it bytes in chunks of any size, then [`Analyzer::finish`].
 pub struct Analyzer {
@@ -100,14 +90,6 @@ struct Ahead {
     recs: std::ops::Range<usize>,
     /// Read from the text of a JSON record.
     json: bool,
-}
-
-/// The engines whose parsers read each line, in order.
-pub(crate) fn engines_tried(opts: &Options) -> Vec<Engine> {
-    match opts.engine {
-        Some(e) => vec![e],
-        None => Engine::ALL.to_vec(),
-    }
 }
 
 impl Default for Analyzer {

@@ -5,11 +5,11 @@
 //! ahead only where the outcome is the one the analyzer would reach itself;
 //! every other line is left to it.
 
+use super::options::{engines_tried, Options};
 use crate::engines::{common, parser_for, Ahead, Engine, LineParser, Parser};
 use crate::input::lines;
 use crate::model::Record;
 use crate::pipeline::access_layouts::{learnable, AccessLayouts};
-use crate::pipeline::Options;
 
 /// One line's reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,10 +77,7 @@ pub struct ReadAhead {
 impl ReadAhead {
     pub fn new(opts: &Options) -> Self {
         ReadAhead {
-            parsers: crate::pipeline::engines_tried(opts)
-                .iter()
-                .map(|&e| parser_for(e))
-                .collect(),
+            parsers: engines_tried(opts).iter().map(|&e| parser_for(e)).collect(),
             text: Vec::new(),
             access: AccessLayouts::default(),
         }

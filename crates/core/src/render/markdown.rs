@@ -76,7 +76,7 @@ pub fn markdown(r: &Report) -> String {
     }
     if let Some(rc) = &r.reconciliation {
         let _ = writeln!(o, "### Client versus server\n");
-        for line in crate::analysis::reconcile::explain(rc) {
+        for line in super::reconcile::explain(rc) {
             match line.strip_prefix("- ") {
                 Some(item) => {
                     let _ = writeln!(o, "- {}", esc(item));

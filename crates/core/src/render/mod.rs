@@ -3,6 +3,7 @@
 pub mod charts;
 mod markdown;
 mod problem;
+mod reconcile;
 mod text;
 mod what_if;
 

@@ -87,7 +87,7 @@ pub fn text(r: &Report, color: bool) -> String {
     }
     if let Some(rc) = &r.reconciliation {
         let _ = writeln!(o, "\n{}", st.bold("Client versus server"));
-        for line in crate::analysis::reconcile::explain(rc) {
+        for line in super::reconcile::explain(rc) {
             let _ = writeln!(o, "  {line}");
         }
     }

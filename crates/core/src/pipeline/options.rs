@@ -1,0 +1,25 @@
+//! What the caller asks of an analysis.
+
+use crate::engines::Engine;
+
+/// How to analyse.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Read only this engine's format (otherwise every known engine is tried).
+    pub engine: Option<Engine>,
+    /// Skip the diagnosis (the report's `diagnosis` is then `null`).
+    pub no_diagnosis: bool,
+    /// The client's benchmark figures (`--client` file or flags): fills `report.reconciliation`.
+    /// Flags win over a summary block found in the log.
+    pub client: Option<crate::report::ClientFigures>,
+    /// Of several server runs (restarts), judge this one (1-based) instead of the last.
+    pub run: Option<u32>,
+}
+
+/// The engines whose parsers read each line, in order.
+pub(crate) fn engines_tried(opts: &Options) -> Vec<Engine> {
+    match opts.engine {
+        Some(e) => vec![e],
+        None => Engine::ALL.to_vec(),
+    }
+}
