@@ -40,8 +40,15 @@ pub use report::Report;
 
 /// Predicting the steady state after a change of settings (`--what-if`).
 pub mod whatif {
-    pub use crate::analysis::whatif::{parse_change, predict, PARAMETERS};
+    pub use crate::analysis::whatif::{parse_change, PARAMETERS};
+    use crate::report::Report;
     pub use crate::report::{Baseline, Change, Prediction, RestartCheck, WhatIf};
+
+    /// Predicts the effect of `changes` on the judged run of `r`, with the model
+    /// fitted to it (`None` when the log has too little to fit it to).
+    pub fn predict(r: &Report, changes: &[Change]) -> Option<WhatIf> {
+        crate::analysis::whatif::predict(r, crate::engines::profile(&r.engine), changes)
+    }
 }
 
 /// The client's side: benchmark summaries (`bench_serving`, `vllm bench serve`)

@@ -3,6 +3,7 @@
 
 use crate::analysis::whatif::Model;
 use crate::analysis::window::{steady, Window};
+use crate::model::profile::{Admission, Profile};
 use crate::report::Facts;
 use crate::report::Report;
 use crate::text::round::{dec, sig};
@@ -10,6 +11,8 @@ use crate::text::round::{dec, sig};
 /// Everything the rules look at, computed once.
 pub struct Ctx<'a> {
     pub r: &'a Report,
+    /// The engine's admission, words and flags.
+    pub p: &'static Profile,
     pub w: Window,
     pub facts: Facts,
     pub sglang: bool,
@@ -31,7 +34,7 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    pub fn new(r: &'a Report) -> Ctx<'a> {
+    pub fn new(r: &'a Report, p: &'static Profile) -> Ctx<'a> {
         let w = steady(r);
         let k = &r.input.stat_lines_by_kind;
         let (stat_lines, decode_lines, prefill_lines) = match r.runs.iter().find(|x| x.analyzed) {
@@ -44,7 +47,7 @@ impl<'a> Ctx<'a> {
             ),
         };
         let has_decode = r.summary.gen_throughput_tok_s.is_some();
-        let sglang = r.engine == "sglang";
+        let sglang = p.engine == "sglang";
         let run = w.running.unwrap_or(0.0);
         let capacity = r.config.kv_capacity_tokens.map(|v| v as f64);
         let kv_per_request = match (w.kv_usage, capacity) {
@@ -99,16 +102,18 @@ impl<'a> Ctx<'a> {
             r,
             facts,
             sglang,
-            lmdeploy: r.engine == "lmdeploy",
-            trtllm: r.engine == "trtllm",
-            trtllm_reserves: r.engine == "trtllm" && r.summary.retractions == 0,
+            lmdeploy: p.engine == "lmdeploy",
+            trtllm: p.engine == "trtllm",
+            trtllm_reserves: p.admission == Admission::ReservesWholeRequest
+                && r.summary.retractions == 0,
+            p,
             stat_lines,
             has_decode,
             prefill_lines,
             decode_lines,
             cap,
             cap_inferred,
-            model: Model::fit(r),
+            model: Model::fit(r, p),
             w,
         }
     }

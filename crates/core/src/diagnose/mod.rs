@@ -31,8 +31,11 @@ impl Kind {
 }
 
 /// Diagnoses a report. Always gives a verdict; `insufficient_data` when the log cannot be judged.
-pub fn diagnose(report: &crate::report::Report) -> Option<Diagnosis> {
-    let ctx = context::Ctx::new(report);
+pub fn diagnose(
+    report: &crate::report::Report,
+    profile: &'static crate::model::profile::Profile,
+) -> Option<Diagnosis> {
+    let ctx = context::Ctx::new(report, profile);
     let mut findings = rules::findings(&ctx);
     findings.sort_by(|a, b| {
         b.confidence

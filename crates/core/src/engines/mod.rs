@@ -182,7 +182,17 @@ impl LineParser for Parser {
     }
 }
 
-/// What the engine parsers' unit tests share.
+/// What the engine parsers' unit tests share./// The profile of the engine a report names (`sglang`, `vllm`, …); a log of no
+/// known engine is read as vLLM's (paged blocks, nothing reserved).
+pub fn profile(engine: &str) -> &'static crate::model::profile::Profile {
+    match engine {
+        "sglang" => &sglang::profile::PROFILE,
+        "lmdeploy" => &lmdeploy::profile::PROFILE,
+        "trtllm" => &trtllm::profile::PROFILE,
+        _ => &vllm::profile::PROFILE,
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod test_support {
     use super::{LineParser, Outcome};

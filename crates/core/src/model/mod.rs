@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+pub mod profile;
 pub mod stats;
 pub mod time;
 

@@ -66,7 +66,11 @@ impl Analyzer {
         // predicts the judged run, which measured it.
         report.restart_check = previous.and_then(|p| {
             let before = report_of(*p, report.engine.clone(), InputStats::default());
-            crate::analysis::whatif::check_restart(&before, &report)
+            crate::analysis::whatif::check_restart(
+                &before,
+                &report,
+                crate::engines::profile(&report.engine),
+            )
         });
         // The client figures of the judged run.
         let judged = report.runs.iter().find(|r| r.analyzed).map(|r| r.run - 1);
@@ -83,7 +87,8 @@ impl Analyzer {
             report.reconciliation = crate::analysis::reconcile::reconcile(&report, c);
         }
         if !self.opts.no_diagnosis {
-            report.diagnosis = crate::diagnose::diagnose(&report);
+            report.diagnosis =
+                crate::diagnose::diagnose(&report, crate::engines::profile(&report.engine));
         }
         report
     }

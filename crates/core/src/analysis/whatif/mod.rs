@@ -27,6 +27,7 @@ mod least_squares;
 mod model;
 mod step_time;
 
+use crate::model::profile::Profile;
 use crate::report::{Baseline, Change, RestartCheck, WhatIf};
 
 use crate::report::Report;
@@ -118,7 +119,7 @@ impl Bound {
 /// Checks the model on a restart: fitted on `before` (the run before the judged
 /// one), asked about the settings `after` runs with. `None` when no capacity
 /// setting the model knows changed, or when `before` cannot be fitted.
-pub fn check_restart(before: &Report, after: &Report) -> Option<RestartCheck> {
+pub fn check_restart(before: &Report, after: &Report, p: &Profile) -> Option<RestartCheck> {
     let judged = after.runs.iter().find(|r| r.analyzed)?;
     let mut changes = Vec::new();
     let (b, a) = (&before.config, &after.config);
@@ -141,7 +142,7 @@ pub fn check_restart(before: &Report, after: &Report) -> Option<RestartCheck> {
     if changes.is_empty() {
         return None;
     }
-    let w = predict(before, &changes)?;
+    let w = predict(before, p, &changes)?;
     let measured = crate::analysis::window::steady(after);
     Some(RestartCheck {
         fitted_on_run: judged.run - 1,
@@ -154,8 +155,8 @@ pub fn check_restart(before: &Report, after: &Report) -> Option<RestartCheck> {
 }
 
 /// Predicts the effect of `changes` on the run in `r`.
-pub fn predict(r: &Report, changes: &[Change]) -> Option<WhatIf> {
-    let m = Model::fit(r)?;
+pub fn predict(r: &Report, p: &Profile, changes: &[Change]) -> Option<WhatIf> {
+    let m = Model::fit(r, p)?;
     let (predicted, notes) = m.predict_with_notes(changes);
     Some(WhatIf {
         changes: changes.to_vec(),

@@ -2,6 +2,7 @@
 
 use super::step_time::{StepInputs, StepTime};
 use super::Bound;
+use crate::model::profile::{Admission, Profile};
 use crate::report::Report;
 use crate::report::{Change, Prediction};
 
@@ -32,7 +33,8 @@ pub struct Model {
     /// Timeline buckets the fit used.
     pub points: usize,
     pub bound: Bound,
-    pub sglang: bool,
+    /// The scheduler reserves room for running requests' future tokens (SGLang).
+    pub reserves: bool,
     /// Max running requests, all ranks together.
     pub max_running: Option<f64>,
     /// Ranks with their own pool and cap (SGLang data parallelism).
@@ -58,13 +60,13 @@ pub struct Model {
 
 impl Model {
     /// Fits the model to a report's steady state.
-    pub fn fit(r: &Report) -> Option<Model> {
+    pub fn fit(r: &Report, p: &Profile) -> Option<Model> {
         // The same steady window the diagnosis judges.
         let w = crate::analysis::window::steady(r);
         let running = w.running.filter(|v| *v > 0.0)?;
         let gen = w.gen_tok_s.filter(|v| *v > 0.0)?;
-        let sglang = r.engine == "sglang";
-        let ranks = if sglang {
+        let reserves = p.admission == Admission::ReservesFutureTokens;
+        let ranks = if p.pool_per_rank {
             r.config.data_parallel_size.unwrap_or(1).max(1) as f64
         } else {
             1.0
@@ -107,7 +109,7 @@ impl Model {
             gen,
             cap,
             kv_per_request,
-            sglang,
+            prefill_lines: p.prefill_batches_logged,
             input_tok_s: w.input_tok_s,
             // Each rank or engine that prints its own batch schedules its own: a paste of
             // DP ranks without the startup lines that state their number counts them.
@@ -147,7 +149,7 @@ impl Model {
         // what is left after startup is at most that, so this underestimates the GPU (and
         // the gain from raising the fraction) rather than overstating it.
         let gpu_mem_gb = match (mfs, r.config.available_gpu_mem_gb) {
-            (Some(m), Some(avail)) if sglang && avail > 0.0 => Some(avail / (1.0 - m)),
+            (Some(m), Some(avail)) if avail > 0.0 => Some(avail / (1.0 - m)),
             _ => None,
         };
         let kv_fp8 = r
@@ -169,7 +171,7 @@ impl Model {
             r2: step.r2,
             points: step.points,
             bound,
-            sglang,
+            reserves,
             max_running,
             ranks,
             conservativeness: r.config.schedule_conservativeness.filter(|v| *v > 0.0),
@@ -194,7 +196,7 @@ impl Model {
     /// that is not pool-bound now: SGLang reserves future tokens (about 14 % of the pool at
     /// the default conservativeness), vLLM fills the pool.
     fn usable_share(&self, cons_factor: f64) -> f64 {
-        if self.sglang {
+        if self.reserves {
             (1.0 - 0.14 * cons_factor).clamp(0.5, 0.98)
         } else {
             0.98
@@ -253,7 +255,7 @@ impl Model {
                 "schedule_conservativeness" if v > 0.0 => {
                     // The new setting, against the current one (SGLang's default is 1.0).
                     cons_factor *= v / self.conservativeness.unwrap_or(1.0);
-                    if !self.sglang {
+                    if !self.reserves {
                         notes.push("schedule_conservativeness: SGLang only".to_string());
                         cons_factor = 1.0;
                     }
@@ -272,7 +274,7 @@ impl Model {
                 // held, the rest (SGLang) reserved, and the reservation scales with
                 // conservativeness.
                 let held = self.kv_usage.unwrap_or(0.85).clamp(0.05, 1.0);
-                let footprint = if self.sglang {
+                let footprint = if self.reserves {
                     held + (1.0 - held) * cons_factor
                 } else {
                     1.0

@@ -14,7 +14,9 @@ pub(super) struct StepInputs<'a> {
     /// KV pool in tokens, all ranks together.
     pub cap: Option<f64>,
     pub kv_per_request: Option<f64>,
-    pub sglang: bool,
+    /// The log prints a line per prefill batch (SGLang), whose rate runs since the
+    /// previous prefill line: its tokens are counted, its rate is not an amount.
+    pub prefill_lines: bool,
     /// Steady-state prompt throughput, tok/s.
     pub input_tok_s: Option<f64>,
     /// Ranks or engines with their own scheduler (data parallelism), each with its share
@@ -56,7 +58,7 @@ impl StepTime {
             gen,
             cap,
             kv_per_request,
-            sglang,
+            prefill_lines,
             ranks,
             ..
         } = *i;
@@ -104,13 +106,13 @@ impl StepTime {
             // the previous prefill line, too noisy to use as an amount). vLLM: prompt tokens
             // per step from the interval's average prompt throughput.
             let pf = match p.input_tok_s.filter(|v| *v > 0.0) {
-                Some(_) if sglang => n,
+                Some(_) if prefill_lines => n,
                 Some(i) => i * y,
                 None => 0.0,
             };
             // SGLang: prompt tokens per step by count, where the bucket has them (the prefill
             // lines between a rank's decode lines), for the prior's prefill part below.
-            let counted = (sglang && p.gen_tokens > 0.0).then(|| {
+            let counted = (prefill_lines && p.gen_tokens > 0.0).then(|| {
                 counted_prompt += p.prompt_tokens;
                 counted_gen += p.gen_tokens;
                 p.prompt_tokens * n / p.gen_tokens
@@ -139,7 +141,7 @@ impl StepTime {
             }
         };
         // Steady state: prefill runs (SGLang interleaves it with decode).
-        let pf0 = if sglang {
+        let pf0 = if prefill_lines {
             if pf_rows > 0 {
                 1.0
             } else {
@@ -226,7 +228,7 @@ impl StepTime {
                 // request's prompt, spread over its outputs) and stays outside the prior.
                 // Per request, prompt tokens per generated token: SGLang's by count (its
                 // rows' prefill flag says too little to measure by).
-                let per_token = if sglang {
+                let per_token = if prefill_lines {
                     if counted_gen > 0.0 {
                         counted_prompt / counted_gen
                     } else {
@@ -236,7 +238,7 @@ impl StepTime {
                     pf0
                 };
                 // SGLang's counted column; the others' prompt work is the usual one.
-                let col = if sglang { 4 } else { 3 };
+                let col = if prefill_lines { 4 } else { 3 };
                 let pf = prefill_part(&all_rows, col, per_token, y0, running).unwrap_or(0.0);
                 let decode = y0 - pf * running;
                 let per_rank = running / ranks;

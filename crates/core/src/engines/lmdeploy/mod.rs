@@ -16,6 +16,8 @@
 //! settings come from the startup line that prints its `TurbomindEngineConfig(…)`
 //! or `PytorchEngineConfig(…)`.
 
+pub mod profile;
+
 use memchr::memmem;
 
 use super::common::is_access_line;

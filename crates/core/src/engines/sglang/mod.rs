@@ -4,6 +4,7 @@
 //! `new fill batch`), never by position: versions add, drop and reorder them.
 
 mod fields;
+pub mod profile;
 mod ranks;
 mod startup;
 mod stats;

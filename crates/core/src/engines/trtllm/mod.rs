@@ -22,6 +22,8 @@
 //! context requests. Triton's JSON tells no step time: its rate is measured
 //! between consecutive records' times, so its records are read in order.
 
+pub mod profile;
+
 use memchr::memmem;
 use serde_json::Value;
 

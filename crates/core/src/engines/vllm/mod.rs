@@ -10,6 +10,7 @@
 //! glued on one physical line (split at each record's prefix) and overwrites in
 //! the middle of a record (the part that cannot be read marks it damaged).
 
+pub mod profile;
 mod startup;
 mod stats;
 
