@@ -2,6 +2,12 @@
 //! workers run, and what `feed` does itself) gives the report reading every
 //! line on its own gives, byte for byte, on every fixture and example, however
 //! the input is cut.
+// Tests read the bundled fixture logs from disk and print tables (the library does neither).
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    clippy::disallowed_macros
+)]
 
 mod common;
 

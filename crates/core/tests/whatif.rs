@@ -3,6 +3,12 @@
 //! running requests and generation throughput within ±10 % of the simulated ones.
 //! `WHATIF_SEED=N cargo test -p batchlens-core --test whatif -- --nocapture` runs the same
 //! check with another seed and prints every comparison.
+// Tests read the bundled fixture logs from disk and print tables (the library does neither).
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    clippy::disallowed_macros
+)]
 
 use batchlens_core::whatif::{self, Change};
 use batchlens_core::{analyze, Options};

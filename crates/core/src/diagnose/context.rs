@@ -12,6 +12,7 @@ use crate::text::round::{dec, sig};
 pub struct Ctx<'a> {
     pub r: &'a Report,
     /// The engine's admission, words and flags.
+    #[allow(dead_code)]
     pub p: &'static Profile,
     pub w: Window,
     pub facts: Facts,

@@ -143,6 +143,8 @@ impl Gate {
 }
 
 #[cfg(test)]
+// The tests read the bundled fixture logs from disk.
+#[allow(clippy::disallowed_methods)]
 mod tests {
     use super::*;
 

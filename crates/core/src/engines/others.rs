@@ -210,6 +210,8 @@ impl OtherServers {
 }
 
 #[cfg(test)]
+// The tests read the bundled fixture logs from disk.
+#[allow(clippy::disallowed_methods)]
 mod tests {
     use super::*;
 

@@ -21,6 +21,8 @@ pub enum Admission {
 }
 
 /// An engine's words and levers.
+// Read by the diagnosis' findings as they move from engine names to the profile.
+#[allow(dead_code)]
 #[derive(Debug)]
 pub struct Profile {
     /// The engine's name in the report (`sglang`, `vllm`, …).
@@ -41,6 +43,7 @@ pub struct Profile {
 }
 
 /// The flag (with its value's unit or form) for each lever an action may pull.
+#[allow(dead_code)]
 #[derive(Debug)]
 pub struct Levers {
     /// Caps the running requests.

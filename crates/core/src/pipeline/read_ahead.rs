@@ -195,6 +195,8 @@ impl ReadAhead {
 }
 
 #[cfg(test)]
+// The tests read the bundled fixture logs from disk.
+#[allow(clippy::disallowed_methods)]
 mod tests {
     use super::*;
     use crate::pipeline::access_layouts::AccessLayouts;

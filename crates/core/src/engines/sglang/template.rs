@@ -348,6 +348,8 @@ fn layout(line: &[u8], h: &Found, memo: &mut KeyMemo) -> Option<Template> {
 }
 
 #[cfg(test)]
+// The tests read the bundled fixture logs from disk.
+#[allow(clippy::disallowed_methods)]
 mod tests {
     use super::super::SglangParser;
     use super::*;
