@@ -32,6 +32,7 @@
 
 mod client;
 mod config;
+mod cost;
 mod out;
 pub mod rng;
 mod sglang;
