@@ -26,8 +26,9 @@ One JSON line per run:
   sim_gain {kv, cap, client, prefill}, label,
   verdict {kind, lever, predicted_gain}: diagnosis.primary.kind, the lever it names, and
       diagnosis.primary.predicted_gain (null when the report has none),
-  predicted {kv, cap, client, prefill}: each {gain, low, high, bound_by} from what_if
-      (gains: predicted / baseline throughput - 1), or null with errors[lever] saying why,
+  predicted {kv, cap, client, prefill}: each {gain, low, high, bound_by, baseline_tok_s}
+      from what_if (gains: predicted / the what-if's baseline throughput - 1), or null
+      with errors[lever] saying why,
   what_if_args, errors.
 
 The figures, per engine and overall:
@@ -96,6 +97,7 @@ def prediction(report):
         "low": pred["low"] / base - 1,
         "high": pred["high"] / base - 1,
         "bound_by": pred.get("bound_by"),
+        "baseline_tok_s": base,
     }
 
 
