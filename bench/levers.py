@@ -38,6 +38,7 @@ The figures, per engine and overall:
            what-if of its lever) against the simulated gain of that lever; for a verdict
            naming no lever, of the best predicted against the best simulated gain;
   in range share of what-if ranges (low..high as gains) holding the simulated gain.
+(errors) and (ranges) count the runs and ranges that had a number to score.
 """
 import argparse
 import concurrent.futures
@@ -205,11 +206,12 @@ def summarize(recs, out=sys.stdout):
     for r in good:
         by_engine.setdefault(r["engine"], []).append(r)
     print(f"{'engine':<10} {'runs':>5} {'agree':>7} {'med err':>8} {'p90 err':>8} "
-          f"{'in range':>9} {'(ranges)':>9}", file=out)
+          f"{'(errors)':>9} {'in range':>9} {'(ranges)':>9}", file=out)
     for name, rs in sorted(by_engine.items()) + [("all", good)]:
         f = figures(rs)
         print(f"{name:<10} {f['runs']:>5} {f['agree']:>7.1%} {f['err_median']:>8.3f} "
-              f"{f['err_p90']:>8.3f} {f['in_range']:>9.1%} {f['ranges']:>9}", file=out)
+              f"{f['err_p90']:>8.3f} {f['err_n']:>9} {f['in_range']:>9.1%} {f['ranges']:>9}",
+              file=out)
     labels = LEVERS + ["none"]
     print("\nlabel \\ verdict lever (rows: simulated best lever)", file=out)
     print(f"{'':<8}" + "".join(f"{l:>8}" for l in labels), file=out)
