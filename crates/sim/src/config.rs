@@ -128,13 +128,24 @@ pub struct SimConfig {
     pub tp_size: u32,
     /// SGLang data-parallel ranks (each its own scheduler and KV pool of `kv_capacity_tokens`).
     pub dp_size: u32,
-    /// Decode iteration seconds = `step_a + step_b * running + step_c * kv_tokens_in_use`.
+    /// Decode iteration seconds = `step_a + step_b * running + step_c * kv_tokens_in_use`:
+    /// the weights streamed once, a per-request overhead, the KV read by attention.
     pub step_a: f64,
     pub step_b: f64,
     pub step_c: f64,
-    /// Prefill batch seconds = `prefill_a + prefill_per_token * tokens`.
+    /// Prefill batch seconds = `prefill_a + prefill_per_token * tokens + prefill_attn *
+    /// pairs`: a per-pass overhead, compute linear in prompt tokens, and attention over
+    /// each token's prefix (`pairs` = Σ over tokens of their position in the sequence).
     pub prefill_a: f64,
     pub prefill_per_token: f64,
+    pub prefill_attn: f64,
+    /// Multiplies every prefill term (0.5: prefill costs half, what faster prefill
+    /// kernels, chunks mixed into decode or prefill-decode disaggregation buy).
+    pub prefill_cost_scale: f64,
+    /// A pass streams the weights once and its matmuls take
+    /// `max(step_a, prefill_per_token × tokens in the pass)` (decode tokens included)
+    /// instead of the sum (see the `cost` module).
+    pub roofline: bool,
     /// SGLang: a `Decode batch` line every this many decode iterations.
     pub decode_log_interval: u32,
     /// vLLM stats interval in seconds; 0 = engine default (V1 10 s, V0 5 s).
@@ -201,6 +212,9 @@ impl Default for SimConfig {
             step_c: 2e-8,
             prefill_a: 0.005,
             prefill_per_token: 4e-5,
+            prefill_attn: 0.0,
+            prefill_cost_scale: 1.0,
+            roofline: false,
             decode_log_interval: 40,
             log_interval_s: 0.0,
             start_time: "2026-02-24 10:00:00".into(),

@@ -6,6 +6,19 @@
 //! lines through a callback. No I/O, no clock, no threads: the output depends only on the
 //! [`SimConfig`] (including its seed).
 //!
+//! The schedulers: SGLang admits a request only if the pool also holds the future tokens
+//! of the running ones (`new_token_ratio` × remaining `max_new_tokens`, the ratio starting
+//! at 0.7 × `schedule_conservativeness`, decaying each decode step to a tenth of that and
+//! raised again by a retraction), prefills in chunks of `chunked_prefill_size`, and rates
+//! a Decode line's `gen throughput` over the wall time since the previous one, prefill
+//! included. vLLM V1 reserves nothing, shares each step's `max_num_batched_tokens`
+//! between decodes and prompt chunks (a request being prefilled counts as running) and
+//! preempts the newest request (recompute) when blocks run out; V0 runs prompt steps
+//! apart. TensorRT-LLM admits under GUARANTEED_NO_EVICT (blocks for prompt + max tokens).
+//! Step times come from the `cost` module (decode memory-bound, prefill compute-bound;
+//! see [`SimConfig::step_a`] and [`SimConfig::roofline`]). [`sweep`] draws random
+//! workloads and measures what each lever buys.
+//!
 //! Presets ([`SimConfig::preset`]), measured with seed 1 (steady window; DP/TP 1):
 //!
 //! | preset | engine | running | queued | gen tok/s | KV usage | retract/preempt |
@@ -32,10 +45,12 @@
 
 mod client;
 mod config;
+mod cost;
 mod out;
 pub mod rng;
 mod sglang;
 mod stats;
+pub mod sweep;
 pub mod timefmt;
 mod vllm;
 

@@ -4,6 +4,7 @@ use core::fmt::Write;
 use std::collections::VecDeque;
 
 use crate::client::Req;
+use crate::cost::{attn_pairs, Cost};
 use crate::out::Kind;
 use crate::{drive, Rank, Shared};
 
@@ -25,8 +26,7 @@ pub(crate) struct SglRank {
     retract_steps: u64,
     cuda_graph_max_bs: usize,
     log_interval: u64,
-    step: (f64, f64, f64),
-    prefill: (f64, f64),
+    cost: Cost,
 
     waiting: VecDeque<Req>,
     waiting_tokens: u64,
@@ -79,8 +79,7 @@ impl SglRank {
             retract_steps: c.retract_decode_steps as u64,
             cuda_graph_max_bs: c.cuda_graph_max_bs as usize,
             log_interval: c.decode_log_interval.max(1) as u64,
-            step: (c.step_a, c.step_b, c.step_c),
-            prefill: (c.prefill_a, c.prefill_per_token),
+            cost: Cost::new(c),
             waiting: VecDeque::new(),
             waiting_tokens: 0,
             running: Vec::new(),
@@ -185,6 +184,7 @@ impl SglRank {
         let mut rem_chunk = self.chunk_size;
         let mut rem_input = self.max_prefill;
         let mut new_tokens: u64 = 0;
+        let mut pairs = 0.0;
         let mut new_seq: u64 = 0;
         let mut recomputed: u64 = 0;
         self.admit_buf.clear();
@@ -195,6 +195,7 @@ impl SglRank {
             let rem = (req.input_len() - done) as u64;
             let take = rem.min(rem_chunk);
             new_tokens += take;
+            pairs += attn_pairs(done as u64, take);
             new_seq += 1;
             rem_chunk -= take;
             rem_input = rem_input.saturating_sub(take);
@@ -235,6 +236,7 @@ impl SglRank {
             new_seq += 1;
             let take = input.min(rem_chunk);
             new_tokens += take;
+            pairs += attn_pairs(0, take);
             if req.gen > 0 {
                 recomputed += take;
             }
@@ -253,7 +255,7 @@ impl SglRank {
         }
 
         // Run the batch.
-        let dt = self.prefill.0 + self.prefill.1 * new_tokens as f64;
+        let dt = self.cost.prefill(new_tokens, pairs);
         let t0 = self.t;
         let queued = self.waiting.len() as u64 + self.chunk.is_some() as u64;
         sh.stats
@@ -366,7 +368,7 @@ impl SglRank {
         }
         let n = self.running.len() as u64;
         let used = self.used();
-        let dt = self.step.0 + self.step.1 * n as f64 + self.step.2 * used as f64;
+        let dt = self.cost.decode(n, used);
         sh.stats
             .record(self.t, dt, n, self.waiting.len() as u64, used, n);
         sh.stats.decode_s += dt;

@@ -397,3 +397,49 @@ fn trtllm_iteration_lines() {
         .any(|l| l.contains("] [TRT-LLM] [I] max_seq_len=")));
     assert!(lines.iter().any(|l| l.starts_with("INFO:     127.0.0.1:")));
 }
+
+#[test]
+fn sglang_gen_throughput_counts_prefill_time() {
+    // SGLang rates a Decode line's tokens over the wall time since the previous one, so
+    // prefill batches in between lower it: with long prompts it sits well under the
+    // decode-only rate (running ÷ step) and on the run's real decode-token rate.
+    let cfg = SimConfig {
+        kv_capacity_tokens: 1_000_000,
+        concurrency: 24,
+        num_requests: 0,
+        duration_s: 400.0,
+        prompt_len: batchlens_sim::LenDist::Uniform {
+            min: 6000,
+            max: 8000,
+        },
+        output_len: batchlens_sim::LenDist::Uniform { min: 60, max: 120 },
+        max_new_tokens: 256,
+        ..small(Engine::Sglang)
+    };
+    let (lines, out) = run(&cfg);
+    assert!(
+        out.prefill_s > 0.5 * (out.prefill_s + out.decode_s),
+        "{out:?}"
+    );
+    let base = secs("2026-02-24 10:01:00");
+    let steady: Vec<_> = decode_lines(&lines)
+        .into_iter()
+        .filter(|(ts, _)| {
+            let t = (secs(ts) - base) as f64;
+            t >= out.steady_start_s + 30.0 && t <= out.steady_end_s
+        })
+        .map(|x| x.1)
+        .collect();
+    assert!(steady.len() > 20);
+    let mean = |k: &str| steady.iter().map(|f| num(f, k)).sum::<f64>() / steady.len() as f64;
+    let thr = mean("gen throughput (token/s)");
+    let n = mean("#running-req");
+    let kv = mean("#token");
+    let decode_only = n / (cfg.step_a + cfg.step_b * n + cfg.step_c * kv);
+    assert!(thr < 0.7 * decode_only, "{thr} vs {decode_only}");
+    assert!(
+        (thr / out.steady_gen_tok_s - 1.0).abs() < 0.25,
+        "{thr} vs {}",
+        out.steady_gen_tok_s
+    );
+}

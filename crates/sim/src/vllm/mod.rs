@@ -12,6 +12,7 @@ use core::fmt::Write;
 use std::collections::VecDeque;
 
 use crate::client::Req;
+use crate::cost::Cost;
 use crate::out::Kind;
 use crate::{drive, Engine, Rank, Shared};
 
@@ -41,8 +42,7 @@ pub(crate) struct VllmRank {
     max_seqs: usize,
     budget: u64,
     watermark: u64,
-    step: (f64, f64, f64),
-    prefill: (f64, f64),
+    cost: Cost,
     interval: f64,
     waiting: VecDeque<Req>,
     running: Vec<VRun>,
@@ -104,8 +104,7 @@ impl VllmRank {
             } else {
                 (total_blocks as f64 * 0.01) as u64
             },
-            step: (c.step_a, c.step_b, c.step_c),
-            prefill: (c.prefill_a, c.prefill_per_token),
+            cost: Cost::new(c),
             interval,
             waiting: VecDeque::new(),
             running: Vec::new(),
@@ -299,10 +298,13 @@ impl VllmRank {
         }
     }
 
+    /// Books a step of `dt` seconds, `pre` of them the prefill's.
+    #[allow(clippy::too_many_arguments)]
     fn finish_step(
         &mut self,
         t0: f64,
         dt: f64,
+        pre: f64,
         prefill_tokens: u64,
         decode_n: u64,
         queued: u64,
@@ -314,11 +316,6 @@ impl VllmRank {
         if self.trt {
             self.emit_iteration(t0 + dt, dt, prefill_tokens, decode_n, sh);
         }
-        let pre = if prefill_tokens > 0 {
-            self.prefill.0 + self.prefill.1 * prefill_tokens as f64
-        } else {
-            0.0
-        };
         sh.stats.prefill_s += pre;
         sh.stats.decode_s += dt - pre;
         sh.stats.decode_tokens += decode_n;
@@ -417,13 +414,14 @@ impl VllmRank {
         } else {
             self.last_log + self.interval
         };
-        let (a, b, c) = self.step;
+        let fixed = self.cost.decode_fixed(n);
+        let c = self.cost.kv_coef();
         let nf = n as f64;
         // Step time uses the KV after the step's token is written (as in `step_v1`).
         let kv0 = (self.kv_tokens + n) as f64;
         let span = |k: u64| -> f64 {
             let kf = k as f64;
-            kf * (a + b * nf + c * kv0) + c * nf * kf * (kf - 1.0) / 2.0
+            kf * (fixed + c * kv0) + c * nf * kf * (kf - 1.0) / 2.0
         };
         let mut k = k_max.min(4096);
         while k >= 2 && (span(k) >= deadline - self.t || Self::blocks_needed(hist, bs, k) > free) {

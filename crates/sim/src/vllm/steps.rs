@@ -2,6 +2,7 @@
 //! (a prefill step, else a decode step), with admission and preemption.
 
 use super::{ceil_div, VRun, VllmRank};
+use crate::cost::attn_pairs;
 use crate::Shared;
 
 impl VllmRank {
@@ -20,6 +21,7 @@ impl VllmRank {
         let mut budget = self.budget;
         let mut preempted = false;
         let mut prefill_tokens = 0u64;
+        let mut pairs = 0.0;
         let mut decode_n = 0u64;
         let mut recomputed = 0u64;
         let queued_before = self.waiting.len() as u64;
@@ -43,6 +45,7 @@ impl VllmRank {
             let was_prefill = r.prefilling;
             if was_prefill {
                 prefill_tokens += need;
+                pairs += attn_pairs(r.computed as u64, need);
                 if r.req.gen > 0 {
                     recomputed += need;
                 }
@@ -73,19 +76,19 @@ impl VllmRank {
                 self.fetched += 1;
                 recomputed += self.admit_front(blocks, need);
                 prefill_tokens += need;
+                pairs += attn_pairs(0, need);
                 budget -= need;
                 let idx = self.running.len() - 1;
                 self.advance(idx, need as u32, sh);
             }
         }
         sh.stats.recomputed_tokens += recomputed;
-        let n = self.running.len() as f64;
-        let mut dt = self.step.0 + self.step.1 * n + self.step.2 * self.kv_tokens as f64;
-        if prefill_tokens > 0 {
-            dt += self.prefill.0 + self.prefill.1 * prefill_tokens as f64;
-        }
+        let n = self.running.len() as u64;
+        let (dt, pre) = self
+            .cost
+            .mixed(n, decode_n, self.kv_tokens, prefill_tokens, pairs);
         let t0 = self.t;
-        self.finish_step(t0, dt, prefill_tokens, decode_n, queued_before, sh);
+        self.finish_step(t0, dt, pre, prefill_tokens, decode_n, queued_before, sh);
     }
 
     /// Preempts the newest requests until `need` blocks are free for request
@@ -121,6 +124,7 @@ impl VllmRank {
         let queued_before = self.waiting.len() as u64;
         // Prefill first.
         let mut prefill_tokens = 0u64;
+        let mut pairs = 0.0;
         let mut recomputed = 0u64;
         let mut budget = self.budget;
         let first_new = self.running.len();
@@ -139,6 +143,7 @@ impl VllmRank {
             recomputed += self.admit_front(blocks, total);
             budget = budget.saturating_sub(total);
             prefill_tokens += total;
+            pairs += attn_pairs(0, total);
         }
         if prefill_tokens > 0 {
             for i in first_new..self.running.len() {
@@ -146,9 +151,9 @@ impl VllmRank {
                 self.advance(i, n, sh);
             }
             sh.stats.recomputed_tokens += recomputed;
-            let dt = self.prefill.0 + self.prefill.1 * prefill_tokens as f64;
+            let dt = self.cost.prefill(prefill_tokens, pairs);
             let t0 = self.t;
-            self.finish_step(t0, dt, prefill_tokens, 0, queued_before, sh);
+            self.finish_step(t0, dt, dt, prefill_tokens, 0, queued_before, sh);
             return;
         }
         if self.running.is_empty() {
@@ -173,9 +178,9 @@ impl VllmRank {
             decode_n += 1;
             i += 1;
         }
-        let n = self.running.len() as f64;
-        let dt = self.step.0 + self.step.1 * n + self.step.2 * self.kv_tokens as f64;
+        let n = self.running.len() as u64;
+        let dt = self.cost.decode(n, self.kv_tokens);
         let t0 = self.t;
-        self.finish_step(t0, dt, 0, decode_n, queued_before, sh);
+        self.finish_step(t0, dt, 0.0, 0, decode_n, queued_before, sh);
     }
 }
