@@ -85,7 +85,7 @@ function onWorkerMessage(e) {
     const packed = state.fileCount > 1 ? 'of files' : 'gzip';
     const size = m.gzip ? `${fmtBytes(m.fileBytes)} ${packed}, ${logBytes} of log` : logBytes;
     setStatus(`Read ${state.name}: ${size} in ${m.seconds.toFixed(2)} s.`);
-    show(m.json, m.markdown, null);
+    show(m.json, m.markdown, null, m.problem);
   } else if (m.type === 'whatif') {
     showPrediction(m);
   } else if (m.type === 'cancelled') {
@@ -102,7 +102,7 @@ function onWorkerMessage(e) {
 
 // ---- the report ----------------------------------------------------------
 
-function show(json, markdown, warning) {
+function show(json, markdown, warning, problem) {
   const r = JSON.parse(json);
   state.json = json;
   state.markdown = markdown;
@@ -110,7 +110,7 @@ function show(json, markdown, warning) {
   if (state.charts) { state.charts.free(); state.charts = null; }
   const stats = r.input.stat_lines + r.input.damaged_stat_lines;
   if (stats === 0) {
-    showProblem(r);
+    showProblem(r, problem);
     return;
   }
   $('problem').hidden = true;
@@ -168,49 +168,32 @@ function show(json, markdown, warning) {
   drawCharts();
 }
 
-function showProblem(r) {
+// `problem`: the sentence the CLI prints for this input (rendered by the wasm, so the
+// two never differ); the title and the example lines are the page's.
+function showProblem(r, problem) {
   $('result').hidden = true;
   $('problem').hidden = false;
   document.body.dataset.result = 'problem';
-  let text;
+  let examples = r.input.unrecognized_examples;
   if (r.input.bytes === 0) {
-    text = 'The input is empty: there is no log to read.';
     $('problem-title').textContent = 'Empty input';
   } else if (r.input.looks_binary && r.input.binary_format && r.input.binary_format.unpack) {
-    const f = r.input.binary_format;
-    text = `This file is packed with ${f.name}, not a text log; the page reads plain text and gzip. ` +
-      `Unpack it first (${f.unpack} ${state.fileCount === 1 ? state.name : 'FILE'} > server.log) and drop the log.`;
-    $('problem-title').textContent = `A ${f.name} file`;
+    $('problem-title').textContent = `A ${r.input.binary_format.name} file`;
   } else if (r.input.looks_binary) {
-    const what = r.input.binary_format ? `a ${r.input.binary_format.name}` : 'not a text log';
-    text = `This is ${what} (${fmtBytes(r.input.bytes)} of binary data). Give a server log file, as plain text or gzip.`;
     $('problem-title').textContent = 'Not a text file';
   } else if (r.input.stats_disabled) {
-    const d = r.input.stats_disabled;
-    const said = r.diagnosis && r.diagnosis.primary.evidence.find((e) => e.lines.includes(d.line));
-    const why = said ? said.statement : '';
     $('problem-title').textContent = 'Stats lines turned off';
-    $('problem-text').textContent = `The server turned its stats lines off. ${why}`;
-    renderLines($('problem-examples'), [d]);
-    return;
+    examples = [r.input.stats_disabled];
   } else if (r.input.other_server) {
     const o = r.input.other_server;
-    // LMDeploy's and TensorRT-LLM's stats are read: such a log only lacks them here.
-    text = (o.name === 'LMDeploy' || o.name === 'TensorRT-LLM'
-      ? `This looks like ${o.a_name} log without its stats lines. ${o.note}. `
-      : `This looks like ${o.a_name} log, not an SGLang, vLLM, LMDeploy or TensorRT-LLM one. ${o.note}. `) +
-      `No scheduler stats lines batchlens reads were found in ${fmtCount(r.input.lines, 'line', 'lines')}.`;
     $('problem-title').textContent = `${o.a_name[0].toUpperCase()}${o.a_name.slice(1)} log`;
-    $('problem-text').textContent = text;
-    renderLines($('problem-examples'), [{ line: o.first_line, text: o.text }]);
-    return;
+    examples = [{ line: o.first_line, text: o.text }];
   } else {
-    text = `No scheduler stats lines were recognised in ${fmtCount(r.input.lines, 'line', 'lines')} ` +
-      `(${fmtCount(r.input.other_lines, 'other known line', 'other known lines')}, ${fmtNum(r.input.unrecognized_lines)} unrecognised).`;
     $('problem-title').textContent = 'No stats lines recognised';
   }
-  $('problem-text').textContent = text;
-  renderLines($('problem-examples'), r.input.unrecognized_examples);
+  const text = problem || '';
+  $('problem-text').textContent = text ? text[0].toUpperCase() + text.slice(1) : '';
+  renderLines($('problem-examples'), examples);
 }
 
 function renderLines(list, examples) {
@@ -383,11 +366,8 @@ function showPrediction(m) {
   const w = JSON.parse(m.json);
   if (!w) { out.textContent = 'The log has too little to fit the model to.'; return; }
   const p = w.predicted;
-  const b = w.baseline;
-  out.textContent =
-    `Predicted: ~${fmtNum(p.running_requests, 1)} running and ~${fmtNum(p.gen_throughput_tok_s)} tok/s ` +
-    `(range ${fmtNum(p.low)}–${fmtNum(p.high)})` + (p.bound_by ? `, limited by ${p.bound_by.replace('_', ' ')}` : '') +
-    ` — now ${fmtNum(b.running_requests, 1)} running and ${fmtNum(b.gen_throughput_tok_s)} tok/s.`;
+  // The CLI's sentence for the prediction, rendered by the wasm.
+  out.textContent = `Predicted: ${m.text}.`;
   out.dataset.tokS = String(p.gen_throughput_tok_s);
 }
 

@@ -34,11 +34,15 @@ self.onmessage = (e) => {
     if (current && current.id === m.id) current.cancelled = true;
   } else if (m.type === 'whatif') {
     let json = 'null';
+    let text = '';
     let error = null;
     try {
-      if (finished && finished.id === m.id) json = finished.session.what_if(m.changes);
+      if (finished && finished.id === m.id) {
+        json = finished.session.what_if(m.changes);
+        text = finished.session.what_if_sentence(m.changes);
+      }
     } catch (err) { error = String(err && err.message || err); }
-    postMessage({ type: 'whatif', id: m.id, seq: m.seq, json, error });
+    postMessage({ type: 'whatif', id: m.id, seq: m.seq, json, text, error });
   } else if (m.type === 'read') {
     if (current) current.cancelled = true;
     const job = { id: m.id, cancelled: false };
@@ -132,10 +136,12 @@ async function read(job, blobs, run) {
     }
     const json = session.finish();
     const markdown = session.markdown();
+    // The CLI's words for a log with nothing to judge (empty when there is a verdict).
+    const problem = session.problem(blobs.length === 1 ? blobs[0].name || 'the file' : '', blobs.length);
     if (finished) { try { finished.session.free(); } catch (_) { /* already gone */ } }
     finished = { id: job.id, session };
     postMessage({
-      type: 'done', id: job.id, json, markdown, gzip: session.gzip(), fileBytes: total,
+      type: 'done', id: job.id, json, markdown, problem, gzip: session.gzip(), fileBytes: total,
       seconds: (performance.now() - started) / 1000,
     });
   } catch (err) {

@@ -215,7 +215,7 @@ fn input_problem(r: &Report, files: &[PathBuf]) -> Option<String> {
         [one] => Some(one.display().to_string()),
         _ => None,
     };
-    render::input_problem(r, &what, file.as_deref())
+    render::input_problem(r, &what, file.as_deref(), render::Front::Cli)
 }
 
 /// Writes to stdout; a closed pipe (`| head`) ends quietly.

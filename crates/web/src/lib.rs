@@ -180,6 +180,11 @@ impl Session {
     /// the CLI's `--what-if`). Returns the `what_if` JSON object, or `null` when the log has
     /// nothing to fit the model to.
     pub fn what_if(&self, changes: &str) -> Result<String, JsError> {
+        let w = self.predict(changes)?;
+        serde_json::to_string(&w).map_err(|e| JsError::new(&e.to_string()))
+    }
+
+    fn predict(&self, changes: &str) -> Result<Option<batchlens_core::whatif::WhatIf>, JsError> {
         let parsed = changes
             .split(',')
             .map(str::trim)
@@ -187,8 +192,27 @@ impl Session {
             .map(batchlens_core::whatif::parse_change)
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| JsError::new(&e))?;
-        let w = batchlens_core::whatif::predict(self.report()?, &parsed);
-        serde_json::to_string(&w).map_err(|e| JsError::new(&e.to_string()))
+        Ok(batchlens_core::whatif::predict(self.report()?, &parsed))
+    }
+
+    /// Why the log could not be judged, in the words the CLI uses (after `finish()`):
+    /// `name` is the file's name, `files` how many were read; empty when there is a verdict.
+    pub fn problem(&self, name: &str, files: u32) -> Result<String, JsError> {
+        let what = match files {
+            0 | 1 => format!("'{name}'"),
+            n => format!("{n} files"),
+        };
+        let file = (files <= 1).then_some(name);
+        Ok(
+            render::input_problem(self.report()?, &what, file, render::Front::Page)
+                .unwrap_or_default(),
+        )
+    }
+
+    /// A what-if prediction (the JSON `what_if()` returns) in one sentence, as the CLI prints it.
+    pub fn what_if_sentence(&self, changes: &str) -> Result<String, JsError> {
+        let w: Option<batchlens_core::whatif::WhatIf> = self.predict(changes)?;
+        Ok(w.as_ref().map(render::what_if_sentence).unwrap_or_default())
     }
 
     /// Draws one chart (`throughput`, `concurrency`, `kv_usage`, `prefill`) on the canvas with this id.

@@ -8,9 +8,9 @@ mod text;
 mod what_if;
 
 pub use markdown::markdown;
-pub use problem::input_problem;
+pub use problem::{input_problem, Front};
 pub use text::text;
-pub use what_if::what_if_text;
+pub use what_if::{what_if_sentence, what_if_text};
 
 pub use crate::text::num::{count, duration, num, pct};
 

@@ -1,6 +1,14 @@
 //! The sentences a front end shows for an input with nothing to judge.
 
 use crate::report::Report;
+
+/// Who shows the message: the command line is told the command that unpacks a file
+/// into batchlens, the page to unpack it and drop the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Front {
+    Cli,
+    Page,
+}
 use crate::text::num::count;
 
 /// The servers whose stats lines batchlens reads, by the names `other_server` gives them:
@@ -10,7 +18,7 @@ const READ_ENGINES: [&str; 4] = ["SGLang", "vLLM", "LMDeploy", "TensorRT-LLM"];
 /// A report with nothing to diagnose is an input problem: what was read, and why
 /// nothing could be judged. `what` names the input for the sentence (`'server.log'`,
 /// `stdin`, `2 files`); `file` is the one file's path, for the command that unpacks it.
-pub fn input_problem(r: &Report, what: &str, file: Option<&str>) -> Option<String> {
+pub fn input_problem(r: &Report, what: &str, file: Option<&str>, front: Front) -> Option<String> {
     let stats = r.input.stat_lines + r.input.damaged_stat_lines;
     if stats > 0 {
         return None;
@@ -25,6 +33,11 @@ pub fn input_problem(r: &Report, what: &str, file: Option<&str>) -> Option<Strin
         .filter(|_| r.input.looks_binary)
     {
         return Some(match (&f.unpack, file) {
+            (Some(unpack), one) if front == Front::Page => format!(
+                "{what} is packed with {}, not a text log; batchlens reads plain text and gzip. Unpack it first ({unpack} {} > server.log) and drop the log.",
+                f.name,
+                one.unwrap_or("FILE")
+            ),
             (Some(unpack), Some(one)) => format!(
                 "{what} is packed with {}, not a text log; batchlens reads plain text and gzip. Unpack it first: {unpack} '{}' | batchlens diagnose -",
                 f.name, one

@@ -1,6 +1,6 @@
 //! The `--what-if` prediction in words, for every front end.
 
-use crate::report::Report;
+use crate::report::{Report, WhatIf};
 use crate::text::num::num;
 
 /// The `--what-if` prediction in words (the JSON carries it as `what_if`), under
@@ -9,16 +9,30 @@ pub fn what_if_text(r: &Report, heading: &str) -> String {
     let Some(w) = &r.what_if else {
         return String::new();
     };
-    let n = num;
     let changes: Vec<String> = w
         .changes
         .iter()
         .map(|c| format!("{}={}", c.parameter, c.value))
         .collect();
+    let mut s = format!(
+        "\n{heading}What if {}\n  {}\n  model: {}\n",
+        changes.join(", "),
+        what_if_sentence(w),
+        w.model
+    );
+    for note in &w.notes {
+        s.push_str(&format!("  note: {note}\n"));
+    }
+    s
+}
+
+/// The prediction in one sentence: running requests and throughput with their ranges
+/// against today's, the queue left, and what bounds admission after the change.
+pub fn what_if_sentence(w: &WhatIf) -> String {
+    let n = num;
     let p = &w.predicted;
     let mut s = format!(
-        "\n{heading}What if {}\n  ~{} running ({}–{}) and ~{} tok/s ({}–{}) instead of {} and {}",
-        changes.join(", "),
+        "~{} running ({}–{}) and ~{} tok/s ({}–{}) instead of {} and {}",
         n(p.running_requests),
         n(p.running_low),
         n(p.running_high),
@@ -31,12 +45,6 @@ pub fn what_if_text(r: &Report, heading: &str) -> String {
     if let Some(q) = p.queued_requests {
         s.push_str(&format!("; ~{} waiting", n(q)));
     }
-    s.push_str(&format!(
-        "; admission bound by {}\n  model: {}\n",
-        p.bound_by, w.model
-    ));
-    for note in &w.notes {
-        s.push_str(&format!("  note: {note}\n"));
-    }
+    s.push_str(&format!("; admission bound by {}", p.bound_by));
     s
 }
