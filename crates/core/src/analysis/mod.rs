@@ -1,6 +1,8 @@
 //! Computed once from the timeline and shared by the diagnosis and the what-if:
 //! the steady window, the fitted server model, client-versus-server reconciliation.
 
+pub mod cap;
+pub mod levers;
 pub mod reconcile;
 pub mod settings;
 pub mod whatif;

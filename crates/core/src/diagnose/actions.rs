@@ -41,12 +41,18 @@ fn action(c: &Ctx, id: &str, flag: String, why: String, changes: &[Change], extr
     } else {
         predict(c, changes)
     };
+    let predicted_gain = predicted
+        .as_ref()
+        .zip(c.model.as_ref())
+        .filter(|(_, m)| m.gen_tok_s > 0.0)
+        .map(|(p, m)| crate::text::round::dec(p.gen_throughput_tok_s / m.gen_tok_s - 1.0, 4));
     Action {
         id: id.to_string(),
         flag,
         why,
         effect: effect_of(c, &predicted, extra),
         predicted,
+        predicted_gain,
     }
 }
 

@@ -79,6 +79,7 @@ pub(super) fn retraction(c: &Ctx, confidence: f64) -> Finding {
         ),
         evidence: finish(c, evidence),
         actions: actions::retraction(c),
+        predicted_gain: None,
     }
 }
 
@@ -117,6 +118,7 @@ pub(super) fn running_limit(c: &Ctx, confidence: f64) -> Finding {
         ),
         evidence: finish(c, evidence),
         actions: actions::running_limit(c),
+        predicted_gain: None,
     }
 }
 
@@ -191,6 +193,7 @@ pub(super) fn kv_capacity(c: &Ctx, confidence: f64) -> Finding {
         headline,
         evidence: finish(c, evidence),
         actions: actions::kv_capacity(c),
+        predicted_gain: None,
     }
 }
 
@@ -276,6 +279,7 @@ pub(super) fn prefill(c: &Ctx, confidence: f64) -> Finding {
         headline,
         evidence: finish(c, evidence),
         actions: actions::prefill(c),
+        predicted_gain: None,
     }
 }
 
@@ -304,6 +308,7 @@ pub(super) fn decode_saturated(c: &Ctx, confidence: f64) -> Finding {
         ),
         evidence: finish(c, evidence),
         actions: actions::decode_saturated(c),
+        predicted_gain: None,
     }
 }
 
@@ -392,5 +397,6 @@ pub(super) fn client(c: &Ctx, confidence: f64) -> Finding {
         headline,
         evidence: finish(c, evidence),
         actions: actions::client(c),
+        predicted_gain: None,
     }
 }

@@ -11,6 +11,7 @@ mod context;
 mod evidence;
 mod kinds;
 mod rules;
+mod verdict;
 pub use evidence::stats_disabled_why;
 
 use crate::report::{Diagnosis, Kind};
@@ -42,10 +43,17 @@ pub fn diagnose(
             .total_cmp(&a.confidence)
             .then(a.kind.cmp(&b.kind))
     });
+    let levers = ctx
+        .model
+        .as_ref()
+        .map(|m| crate::analysis::levers::lever_gains(m, ctx.cap))
+        .unwrap_or_default();
+    verdict::choose(&ctx, &mut findings, &levers);
     let primary = findings.first()?.clone();
     Some(Diagnosis {
         primary,
         findings,
         facts: ctx.facts.clone(),
+        levers: verdict::outcomes(&levers),
     })
 }

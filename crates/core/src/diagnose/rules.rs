@@ -26,6 +26,7 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
                     .chain([no_stats_evidence(c)])
                     .collect(),
                 actions: Vec::new(),
+                predicted_gain: None,
             });
         }
         return out;
@@ -203,6 +204,7 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
             },
             evidence: few_lines_note(c).into_iter().collect(),
             actions: Vec::new(),
+            predicted_gain: None,
         });
     } else if let Some(n) = few_lines_note(c) {
         out.push(Finding {
@@ -214,6 +216,7 @@ pub fn findings(c: &Ctx) -> Vec<Finding> {
             ),
             evidence: vec![n],
             actions: Vec::new(),
+            predicted_gain: None,
         });
     }
     out

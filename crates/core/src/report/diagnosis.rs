@@ -22,6 +22,23 @@ pub struct Diagnosis {
     pub findings: Vec<Finding>,
     /// Figures derived from the timeline that the findings draw on.
     pub facts: Facts,
+    /// The counterfactuals the verdict follows: each lever relaxed (KV pool ×2, running cap
+    /// ×2, the client's requests in flight ×2, prefill's cost ×½) and the steady throughput
+    /// the fitted model predicts, strongest first; empty when the model cannot be fitted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub levers: Vec<LeverOutcome>,
+}
+
+/// One lever relaxed, as the model predicts it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LeverOutcome {
+    /// `kv_pool`, `running_cap`, `client_concurrency`, `prefill_cost`.
+    pub lever: &'static str,
+    /// The change asked of the model (as `--what-if` takes it).
+    pub changes: Vec<super::what_if::Change>,
+    /// Predicted steady throughput over today's, minus one (0.4 = +40 %).
+    pub predicted_gain: f64,
+    pub predicted: super::what_if::Prediction,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -33,6 +50,11 @@ pub struct Finding {
     pub headline: String,
     pub evidence: Vec<Evidence>,
     pub actions: Vec<Action>,
+    /// What relaxing this finding's lever is predicted to buy: steady throughput over
+    /// today's, minus one (0.4 = +40 %); for `decode_saturated`, the best any lever buys.
+    /// Absent where the finding names no lever or the model cannot be fitted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicted_gain: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -53,6 +75,9 @@ pub struct Action {
     /// Predicted effect, when the what-if model can compute it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub predicted: Option<super::what_if::Prediction>,
+    /// `predicted` as a gain over today's steady throughput (0.4 = +40 %).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicted_gain: Option<f64>,
 }
 
 /// Derived facts, all optional: the log decides what can be known.

@@ -18,7 +18,7 @@ pub mod what_if;
 pub use crate::model::Distribution;
 pub use client::{ClientFigures, RequestStats};
 pub use config::ServerConfig;
-pub use diagnosis::{Action, Diagnosis, Evidence, Facts, Finding, Kind};
+pub use diagnosis::{Action, Diagnosis, Evidence, Facts, Finding, Kind, LeverOutcome};
 pub use input::{FileFormat, OtherServer};
 pub use reconciliation::{Part, Reconciliation};
 pub use timeline::{Gap, Point};

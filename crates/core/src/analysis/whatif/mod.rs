@@ -53,6 +53,7 @@ pub const PARAMETERS: &[&str] = &[
     "max_running",
     "client_concurrency",
     "schedule_conservativeness",
+    "prefill_cost_scale",
 ];
 
 /// Parses `name=value` (e.g. `kv_tokens=159000`).
@@ -79,7 +80,7 @@ pub fn parse_change(s: &str) -> Result<Change, String> {
     }
     let positive = matches!(
         k,
-        "kv_tokens" | "kv_scale" | "max_running" | "client_concurrency"
+        "kv_tokens" | "kv_scale" | "max_running" | "client_concurrency" | "prefill_cost_scale"
     );
     if positive && value <= 0.0 {
         return Err(format!("'{k}' must be positive in '{s}'"));

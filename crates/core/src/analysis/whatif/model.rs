@@ -88,11 +88,14 @@ impl Model {
                 .filter(|v| *v > 0.0),
         };
         let queued = w.queued.unwrap_or(0.0);
+        // The cap the startup lines state, else one the run shows as a hard plateau
+        // (speculative decoding's small default, a cap in a config file the log omits).
         let max_running = r
             .config
             .max_running_requests
             .map(|v| v as f64 * ranks)
-            .filter(|v| *v > 0.0);
+            .filter(|v| *v > 0.0)
+            .or_else(|| crate::analysis::cap::running_cap(r, &w).0);
         let queue_bound = w.typical_queue() >= 1.0 && w.queue_share.unwrap_or(0.0) >= 0.3;
         let at_cap = max_running.is_some_and(|m| running >= 0.93 * m || running >= m - 1.0);
         let bound = if !queue_bound {
@@ -214,6 +217,9 @@ impl Model {
         let mut cap = self.max_running;
         let mut clients: Option<f64> = None;
         let mut cons_factor = 1.0;
+        // Prefill's cost per prompt token, against today's (chunked prefill, mixed chunks
+        // or disaggregation take prefill off the decode steps' time).
+        let mut prefill_scale = 1.0;
         for ch in changes {
             let v = ch.value;
             match ch.parameter.as_str() {
@@ -252,6 +258,7 @@ impl Model {
                 }
                 "max_running" if v > 0.0 => cap = Some(v * self.ranks),
                 "client_concurrency" if v > 0.0 => clients = Some(v),
+                "prefill_cost_scale" if v > 0.0 => prefill_scale *= v,
                 "schedule_conservativeness" if v > 0.0 => {
                     // The new setting, against the current one (SGLang's default is 1.0).
                     cons_factor *= v / self.conservativeness.unwrap_or(1.0);
@@ -313,11 +320,14 @@ impl Model {
             _ => 0.01,
         };
         // Out of the pool-bound regime, evicted requests are no longer recomputed.
-        let b = if self.bound == Bound::KvCache && bound != Bound::KvCache {
+        let mut b = if self.bound == Bound::KvCache && bound != Bound::KvCache {
             self.b - self.pf_per_request * self.recompute_share
         } else {
             self.b
         };
+        // Prefill's part of a step is per running request (each request's prompt spread
+        // over its outputs): cheaper prefill takes its share off every step.
+        b -= self.pf_per_request * (1.0 - prefill_scale);
         let step = self.a + b * running;
         let gen = if running > 0.0 { running / step } else { 0.0 };
         let queued = (demand - running).max(0.0);

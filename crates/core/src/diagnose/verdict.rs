@@ -1,0 +1,236 @@
+//! The verdict follows from counterfactuals: the fitted model predicts the steady
+//! throughput with each lever relaxed, and the lever that buys the most names the
+//! bottleneck. Where none buys [`SATURATED_GAIN`], decode itself is the limit. The rules
+//! keep what a model cannot see (too few lines, evictions, other servers); each finding
+//! carries the gain of its own lever, and no finding stays whose lever is predicted to
+//! buy nothing, so one report never says both "grow the pool" and "send more requests".
+
+use super::context::{confidence, Ctx};
+use super::evidence::ev;
+use super::kinds;
+use crate::analysis::levers::{Lever, LeverGain};
+use crate::report::{Action, Finding, Kind, LeverOutcome};
+use crate::text::num::{num, pct};
+use crate::text::round::dec;
+
+/// Below this predicted gain from any lever, the server runs at its ceiling.
+pub const SATURATED_GAIN: f64 = 0.08;
+/// A finding whose lever is predicted to buy less than this advises nothing useful.
+const NO_GAIN: f64 = 0.03;
+
+/// The lever a finding of this kind names.
+fn lever_of(kind: Kind) -> Option<Lever> {
+    match kind {
+        Kind::KvCacheCapacity | Kind::KvRetraction => Some(Lever::KvPool),
+        Kind::RunningRequestLimit => Some(Lever::RunningCap),
+        Kind::ClientUnderload => Some(Lever::Client),
+        Kind::PrefillHeavy => Some(Lever::Prefill),
+        Kind::DecodeSaturated | Kind::InsufficientData => None,
+    }
+}
+
+fn gain_of(levers: &[LeverGain], lever: Lever) -> Option<f64> {
+    levers.iter().find(|l| l.lever == lever).map(|l| l.gain)
+}
+
+/// Reorders (and completes) the rules' findings so that the first is the lever the model
+/// says buys the most, and fills each finding's `predicted_gain`.
+pub fn choose(c: &Ctx, findings: &mut Vec<Finding>, levers: &[LeverGain]) {
+    if c.stat_lines == 0 || levers.is_empty() {
+        return;
+    }
+    let best = &levers[0];
+    // Near-ties (within a quarter of the best gain) go to the lever the scheduler's
+    // mechanics point at: the rules' strongest finding among them.
+    let contenders: Vec<&LeverGain> = levers
+        .iter()
+        .filter(|l| l.gain >= best.gain - 0.25 * best.gain.abs() && l.gain >= SATURATED_GAIN)
+        .collect();
+    let chosen = contenders
+        .iter()
+        .max_by(|a, b| {
+            let conf = |l: &LeverGain| {
+                findings
+                    .iter()
+                    .filter(|f| lever_of(f.kind) == Some(l.lever))
+                    .map(|f| f.confidence)
+                    .fold(0.0, f64::max)
+            };
+            conf(a).total_cmp(&conf(b)).then(a.gain.total_cmp(&b.gain))
+        })
+        .copied();
+    let second = levers
+        .iter()
+        .filter(|l| Some(l.lever) != chosen.map(|c| c.lever))
+        .map(|l| l.gain)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let kind = match chosen {
+        None => Kind::DecodeSaturated,
+        Some(l) => match l.lever {
+            Lever::KvPool if c.retracts_often() => Kind::KvRetraction,
+            Lever::KvPool => Kind::KvCacheCapacity,
+            Lever::RunningCap => Kind::RunningRequestLimit,
+            Lever::Client => Kind::ClientUnderload,
+            Lever::Prefill => Kind::PrefillHeavy,
+        },
+    };
+    // Sure in proportion to the margin over the next lever.
+    let margin = match chosen {
+        Some(l) if l.gain > 0.0 => ((l.gain - second.max(0.0)) / l.gain).clamp(0.0, 1.0),
+        Some(_) => 0.0,
+        None => ((SATURATED_GAIN - best.gain.max(0.0)) / SATURATED_GAIN).clamp(0.0, 1.0),
+    };
+    let conf = confidence(c, 0.6 + 0.3 * margin);
+
+    // Findings whose own lever buys nothing would advise it all the same: they go.
+    findings.retain(|f| match lever_of(f.kind) {
+        Some(_) if f.kind == kind => true,
+        // Evictions are a fact of the log, whatever their lever buys.
+        Some(Lever::KvPool) if f.kind == Kind::KvRetraction => true,
+        Some(l) => gain_of(levers, l).is_some_and(|g| g >= NO_GAIN),
+        // Saturation beside a lever that buys would contradict it.
+        None if f.kind == Kind::DecodeSaturated => kind == Kind::DecodeSaturated,
+        None => true,
+    });
+    let primary_at = match findings.iter().position(|f| f.kind == kind) {
+        Some(i) => i,
+        None => {
+            findings.push(match kind {
+                Kind::KvRetraction => kinds::retraction(c, conf),
+                Kind::KvCacheCapacity => kinds::kv_capacity(c, conf),
+                Kind::RunningRequestLimit => kinds::running_limit(c, conf),
+                Kind::ClientUnderload => kinds::client(c, conf),
+                Kind::PrefillHeavy => kinds::prefill(c, conf),
+                _ => kinds::decode_saturated(c, conf),
+            });
+            findings.len() - 1
+        }
+    };
+    for f in findings.iter_mut() {
+        f.predicted_gain = match lever_of(f.kind) {
+            Some(l) => gain_of(levers, l).map(|g| dec(g, 4)),
+            None if f.kind == Kind::DecodeSaturated => Some(dec(best.gain.max(0.0), 4)),
+            None => None,
+        };
+        order_actions(&mut f.actions);
+    }
+    let mut primary = findings.remove(primary_at);
+    primary.confidence = primary.confidence.max(conf);
+    primary.evidence.insert(
+        1.min(primary.evidence.len()),
+        ev(lever_sentence(c, levers), Vec::new()),
+    );
+    if let Some(note) = cheap_note(&primary) {
+        primary.headline.push_str(&note);
+    }
+    // The rest by what their levers buy, those without one after.
+    findings.sort_by(|a, b| {
+        b.predicted_gain
+            .unwrap_or(f64::NEG_INFINITY)
+            .total_cmp(&a.predicted_gain.unwrap_or(f64::NEG_INFINITY))
+            .then(b.confidence.total_cmp(&a.confidence))
+    });
+    for f in findings.iter_mut() {
+        // Never as sure as the verdict.
+        f.confidence = f.confidence.min((primary.confidence - 0.01).max(0.0));
+    }
+    findings.insert(0, primary);
+}
+
+/// The counterfactuals in words, for the verdict's evidence.
+fn lever_sentence(c: &Ctx, levers: &[LeverGain]) -> String {
+    let parts: Vec<String> = levers
+        .iter()
+        .map(|l| {
+            let what = match l.lever {
+                Lever::KvPool => "twice the KV pool".to_string(),
+                Lever::RunningCap => format!(
+                    "twice the running cap ({})",
+                    num(c.cap.unwrap_or(0.0) * 2.0)
+                ),
+                Lever::Client => "twice the requests in flight".to_string(),
+                Lever::Prefill => "prefill at half the cost".to_string(),
+            };
+            format!(
+                "{what} {}{} ({} tok/s, {} running)",
+                if l.gain < 0.0 { "-" } else { "+" },
+                pct(l.gain.abs()),
+                num(l.predicted.gen_throughput_tok_s),
+                num(l.predicted.running_requests)
+            )
+        })
+        .collect();
+    format!("The fitted model, each lever relaxed: {}", parts.join("; "))
+}
+
+/// Actions that trade nothing (memory, caps, concurrency, scheduling) come before those
+/// that trade accuracy or stability (FP8, fewer reservations), each by predicted effect;
+/// actions without a prediction keep their place after the predicted ones of their tier.
+fn order_actions(actions: &mut [Action]) {
+    let trades = |a: &Action| {
+        matches!(
+            a.id.as_str(),
+            "fp8_kv_cache"
+                | "schedule_conservativeness"
+                | "quantize"
+                | "speculative"
+                | "fewer_seqs"
+        )
+    };
+    actions.sort_by(|a, b| {
+        trades(a).cmp(&trades(b)).then(
+            b.predicted_gain
+                .unwrap_or(f64::NEG_INFINITY)
+                .total_cmp(&a.predicted_gain.unwrap_or(f64::NEG_INFINITY)),
+        )
+    });
+}
+
+/// When the verdict's first action is predicted to buy under [`NO_GAIN`] while a later one
+/// buys more, the headline says so: nothing cheap helps much, and what does.
+fn cheap_note(f: &Finding) -> Option<String> {
+    let first = f.actions.first()?.predicted_gain?;
+    if first >= NO_GAIN {
+        return None;
+    }
+    let better = f
+        .actions
+        .iter()
+        .filter(|a| a.predicted_gain.is_some_and(|g| g >= NO_GAIN))
+        .max_by(|a, b| {
+            a.predicted_gain
+                .unwrap_or(0.0)
+                .total_cmp(&b.predicted_gain.unwrap_or(0.0))
+        });
+    Some(match better {
+        Some(b) => format!(
+            "; nothing cheap helps much ({} buys {}), {} is predicted {}",
+            f.actions[0].flag,
+            signed(first),
+            b.flag,
+            signed(b.predicted_gain.unwrap_or(0.0))
+        ),
+        None => format!(
+            "; nothing cheap helps much ({} buys {})",
+            f.actions[0].flag,
+            signed(first)
+        ),
+    })
+}
+
+fn signed(g: f64) -> String {
+    format!("{}{}", if g < 0.0 { "-" } else { "+" }, pct(g.abs()))
+}
+
+/// The counterfactuals as the report carries them.
+pub fn outcomes(levers: &[LeverGain]) -> Vec<LeverOutcome> {
+    levers
+        .iter()
+        .map(|l| LeverOutcome {
+            lever: l.lever.as_str(),
+            changes: l.changes.clone(),
+            predicted_gain: dec(l.gain, 4),
+            predicted: l.predicted.clone(),
+        })
+        .collect()
+}
