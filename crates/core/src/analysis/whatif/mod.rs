@@ -25,6 +25,7 @@
 
 mod least_squares;
 mod model;
+mod prefill_share;
 mod step_time;
 
 use crate::model::profile::Profile;

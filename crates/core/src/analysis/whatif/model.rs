@@ -1,5 +1,6 @@
 //! The fitted model and its predictions: step time, KV footprint, admission.
 
+use super::prefill_share::{prefill_share, ShareInputs};
 use super::step_time::{StepInputs, StepTime};
 use super::Bound;
 use crate::model::profile::{Admission, Profile};
@@ -106,7 +107,7 @@ impl Model {
             Bound::KvCache
         };
 
-        let step = StepTime::fit(&StepInputs {
+        let mut step = StepTime::fit(&StepInputs {
             points: &r.timeline.points,
             running,
             gen,
@@ -123,6 +124,19 @@ impl Model {
                     .count() as f64,
             ),
         });
+
+        // Prefill's share of the time, measured: the step's prefill part is set to it and
+        // the decode part keeps the fit's split between its fixed and per-request costs.
+        let share = prefill_share(&ShareInputs {
+            points: &r.timeline.points,
+            start_s: w.start_s,
+            end_s: w.end_s,
+            prefill_lines: p.prefill_batches_logged,
+            measured: r.summary.prefill_time_share,
+        });
+        if let Some(s) = share {
+            step.set_prefill_share(s.share, running);
+        }
 
         // Share of the prefill work that recomputes retracted/preempted requests: each
         // eviction re-prefills a request (vLLM evicts the newest, with little output), each

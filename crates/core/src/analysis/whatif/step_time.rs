@@ -52,6 +52,29 @@ struct StepFit {
 const PRIOR_N0: f64 = 48.0;
 
 impl StepTime {
+    /// Sets prefill's part of the step to `share` of it at `running` requests (the step's
+    /// level kept), scaling the decode part and keeping its split between the fixed and
+    /// the per-request cost.
+    pub(super) fn set_prefill_share(&mut self, share: f64, running: f64) {
+        let y0 = self.a + self.b * running;
+        let decode_old = y0 - self.pf * running;
+        if !(y0 > 0.0 && decode_old > 0.0 && running > 0.0) {
+            return;
+        }
+        let decode = y0 * (1.0 - share.clamp(0.0, 0.99));
+        let k = decode / decode_old;
+        let pf = share * y0 / running;
+        self.a *= k;
+        self.c *= k;
+        self.b = (self.b - self.pf) * k + pf;
+        self.pf = pf;
+        for row in self.cov_ab.iter_mut() {
+            for v in row.iter_mut() {
+                *v *= k * k;
+            }
+        }
+    }
+
     pub(super) fn fit(i: &StepInputs) -> StepTime {
         let StepInputs {
             running,
