@@ -76,7 +76,7 @@ fn watch_follows_appends_rotation_and_copytruncate_reading_each_line_once() {
         value_in(m, "batchlens_file_reopens_total{reason=\"truncation\"}") == Some(1.0)
     });
     append(&log, &third);
-    let m = w.until(20, "every line", |m| {
+    w.until(20, "every line", |m| {
         read_bytes(m) == text.len() as u64 && lines_of(m, "stats") > 0
     });
 
