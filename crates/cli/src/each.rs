@@ -110,12 +110,14 @@ fn judge(path: &Path, opts: &Options, args: &DiagnoseArgs) -> Result<(String, Ta
 }
 
 fn error_line(path: &Path, f: &Failure) -> String {
-    serde_json::json!({
-        "file": path.display().to_string(),
-        "error": f.message,
-        "exit_code": f.code,
-    })
-    .to_string()
+    // Written by hand so that `file` comes first, as on the report lines.
+    let text = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string());
+    format!(
+        "{{\"file\":{},\"error\":{},\"exit_code\":{}}}",
+        text(&path.display().to_string()),
+        text(&f.message),
+        f.code
+    )
 }
 
 type Entry = Result<PathBuf, (PathBuf, Failure)>;
