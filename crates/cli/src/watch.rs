@@ -37,7 +37,8 @@ pub struct WatchArgs {
     /// Read only this engine's format instead of detecting it.
     #[arg(long, value_parser = crate::parse_engine)]
     engine: Option<Engine>,
-    /// Judge at most this often while new lines come in.
+    /// Judge at most this often while new lines come in (less often when
+    /// judging the window takes more than a fifth of it).
     #[arg(long, default_value = "1s", value_parser = parse_duration, value_name = "TIME")]
     refresh: f64,
     /// MiB of log lines kept in memory at most; a window whose lines hold more
@@ -160,6 +161,8 @@ pub fn run(args: WatchArgs) -> Result<(), Failure> {
     let mut bytes_read = 0u64;
     let mut pending = false;
     let mut last_judged: Option<Instant> = None;
+    // Judging a large window takes a while: at most a fifth of the time goes to it.
+    let mut gap = refresh;
     let mut error: Option<String> = None;
     loop {
         let polled = follower.poll(&mut |p| match p {
@@ -186,7 +189,8 @@ pub fn run(args: WatchArgs) -> Result<(), Failure> {
         }
         let up = follower.is_open() && error.is_none();
         let since = last_judged.map(|t| t.elapsed());
-        if pending && since.is_none_or(|s| s >= refresh) {
+        if pending && since.is_none_or(|s| s >= gap) {
+            let began = Instant::now();
             let mut j = window.judge(&opts, args.window);
             // Right after the backfill of a file already there, the first
             // judgement held more than the window: the slid window is judged at once.
@@ -195,6 +199,7 @@ pub fn run(args: WatchArgs) -> Result<(), Failure> {
             }
             pending = false;
             last_judged = Some(Instant::now());
+            gap = refresh.max(began.elapsed() * 4);
             display.show(&j, follower.reopens)?;
             let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
             s.counts = j.counts;
@@ -216,7 +221,7 @@ pub fn run(args: WatchArgs) -> Result<(), Failure> {
             // New lines wait for the next judgement: the file is looked at
             // again then, not at each write.
             let waited = last_judged.map_or(Duration::ZERO, |t| t.elapsed());
-            std::thread::sleep(refresh.saturating_sub(waited));
+            std::thread::sleep(gap.saturating_sub(waited));
         } else if waker.notified() && follower.is_open() {
             // Woken by a change in the directory; the timeout covers changes
             // inotify does not see (a file system shared over the network).

@@ -94,6 +94,7 @@ impl Window {
 
     /// Bytes read; whole lines join the window.
     pub fn push(&mut self, mut bytes: &[u8]) {
+        self.reserve(bytes.len() + self.partial.len());
         while let Some(i) = memchr::memchr(b'\n', bytes) {
             let (line, rest) = bytes.split_at(i + 1);
             self.starts.push_back(self.read);
@@ -109,6 +110,17 @@ impl Window {
         if self.data.len() > self.cap {
             self.shrink_to_cap();
         }
+    }
+
+    /// Room for `more` bytes: doubling as a vector does, but never past what
+    /// the cap needs (a doubling past it would hold up to twice the cap).
+    fn reserve(&mut self, more: usize) {
+        let (len, room) = (self.data.len(), self.data.capacity());
+        if len + more <= room {
+            return;
+        }
+        let want = (room * 2).min(self.cap + more).max(len + more);
+        self.data.reserve_exact(want - len);
     }
 
     /// The file ended (rotated, cut short): its unfinished line is a line.
