@@ -139,6 +139,12 @@ fn handle(shared: &Mutex<Snapshot>, req: &Request<'_>) -> Reply {
 }
 
 pub fn run(args: WatchArgs) -> Result<(), Failure> {
+    if args.file.is_dir() {
+        return Err(Failure::input(format!(
+            "'{}' is a directory; give the path of the log file to follow.",
+            args.file.display()
+        )));
+    }
     let opts = Options {
         engine: args.engine,
         ..Options::default()

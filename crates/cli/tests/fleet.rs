@@ -187,6 +187,38 @@ fn exports_read_back_with_duckdb_give_the_sums_of_the_json_report() {
     }
 }
 
+#[test]
+fn jsonl_is_the_json_report_on_one_line_and_bad_flags_are_input_errors() {
+    let log = fixtures().join("vllm/vllm_05_v1-mtp-kv-95pct-waiting43.log");
+    let out = Command::new(bin())
+        .args(["diagnose", "--format", "jsonl"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1);
+    let line: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(line, diagnose_json(&[log.as_path()]));
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (args, says) in [
+        (vec!["--export", "t.txt"], "name a .csv or a .parquet file"),
+        (vec!["--each"], "--format jsonl"),
+        (vec!["--each", "--format", "jsonl", "-"], "not stdin"),
+    ] {
+        let out = Command::new(bin())
+            .current_dir(dir.path())
+            .arg("diagnose")
+            .arg(&log)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
 /// A directory of server logs, two of them bad; the files, sorted.
 fn fleet_dir(dir: &Path) -> Vec<PathBuf> {
     let logs = dir.join("logs");

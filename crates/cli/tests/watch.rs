@@ -285,3 +285,25 @@ fn a_watch_keeps_its_memory_while_the_log_grows() {
     // 10 MB read through a 1 MiB window: what is held does not grow with it.
     assert!(hi - lo < 6 * 1024, "RSS {lo}–{hi} KiB over the rounds");
 }
+
+#[test]
+fn a_directory_or_a_taken_address_is_an_input_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = std::process::Command::new(common::bin())
+        .arg("watch")
+        .arg(dir.path())
+        .output()
+        .expect("run watch");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is a directory"));
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let addr = taken.local_addr().unwrap().to_string();
+    let out = std::process::Command::new(common::bin())
+        .arg("watch")
+        .arg(dir.path().join("server.log"))
+        .args(["--metrics-addr", &addr])
+        .output()
+        .expect("run watch");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot listen on"));
+}
