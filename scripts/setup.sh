@@ -34,3 +34,20 @@ fi
 if [ ! -x e2e/node_modules/.bin/wasm-opt ] || [ ! -d e2e/node_modules/playwright-core ]; then
   (cd e2e && npm ci --no-audit --no-fund)
 fi
+
+# --- Live and fleet tests (crates/cli/tests/prometheus.rs, export.rs): a real
+# Prometheus and promtool (Debian's package; its service is not needed, the tests
+# start their own on loopback), and DuckDB's Python package, in a venv under
+# target/, to read the exports back.
+if ! have prometheus || ! have promtool; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  $SUDO apt-get clean
+fi
+PY_TOOLS=target/tools/py
+if ! "$PY_TOOLS/bin/python" -c 'import duckdb' 2>/dev/null; then
+  rm -rf "$PY_TOOLS"
+  python3 -m venv "$PY_TOOLS"
+  "$PY_TOOLS/bin/python" -m pip install -q --disable-pip-version-check duckdb
+fi

@@ -3,11 +3,18 @@
 mod charts;
 mod chunks;
 mod client_input;
+mod each;
+mod export;
+mod follow;
+mod http;
 mod input;
 mod lease;
+mod metrics;
 mod ordered;
 mod progress;
 mod simulate;
+mod watch;
+mod window;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -38,6 +45,8 @@ enum Command {
     Diagnose(DiagnoseArgs),
     /// Write the log of a simulated SGLang or vLLM server (deterministic for a seed).
     Simulate(simulate::SimulateArgs),
+    /// Follow a growing log, judge its last --window live, and serve it as metrics.
+    Watch(watch::WatchArgs),
 }
 
 #[derive(clap::Args)]
@@ -79,6 +88,14 @@ struct DiagnoseArgs {
     /// instead of the last; the report lists every run.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     run: Option<u32>,
+    /// Also write the timeline in long format (time_s, timestamp, source, metric,
+    /// value, run, file) to this .csv or .parquet file.
+    #[arg(long, value_name = "FILE")]
+    export: Option<PathBuf>,
+    /// Judge each file (a directory: each file in it) as its own server: one JSON
+    /// report per line (with --format jsonl); a file that fails gets an error line.
+    #[arg(long)]
+    each: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
@@ -86,6 +103,8 @@ enum Format {
     Text,
     Json,
     Markdown,
+    /// The JSON report on one line (one line per file with --each).
+    Jsonl,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
@@ -120,6 +139,7 @@ fn main() -> ExitCode {
     let outcome = std::panic::catch_unwind(|| match cli.command {
         Command::Diagnose(args) => diagnose(args),
         Command::Simulate(args) => simulate::run(args),
+        Command::Watch(args) => watch::run(args),
     });
     match outcome {
         Ok(Ok(())) => ExitCode::SUCCESS,
@@ -137,6 +157,9 @@ fn main() -> ExitCode {
 }
 
 fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
+    if args.each {
+        return each::run(&args);
+    }
     let client = client_input::read(
         args.client.as_deref(),
         args.client_throughput,
@@ -182,9 +205,20 @@ fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
         }
     };
     let problem = input_problem(&report, &args.files);
+    if let (Some(path), None) = (&args.export, &problem) {
+        export::one(&report, &args.files, path)?;
+    }
     let out = match args.format {
         Format::Json => {
             let mut s = serde_json::to_string_pretty(&report).map_err(|e| Failure {
+                code: EXIT_INTERNAL,
+                message: format!("could not write the report: {e}"),
+            })?;
+            s.push('\n');
+            s
+        }
+        Format::Jsonl => {
+            let mut s = serde_json::to_string(&report).map_err(|e| Failure {
                 code: EXIT_INTERNAL,
                 message: format!("could not write the report: {e}"),
             })?;
