@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use batchlens_core::diagnose::Kind;
+use batchlens_core::report::Kind;
 use batchlens_core::{whatif, Report};
 
 use crate::follow::Reopens;
