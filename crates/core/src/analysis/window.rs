@@ -29,6 +29,12 @@ pub struct Window {
     /// Warm-up and drain were found and cut.
     pub warmup_s: f64,
     pub drain_s: f64,
+    /// Coefficient of variation of the requests in the server (running + waiting) across
+    /// the window's buckets: near 0 for a client that keeps a fixed number in flight,
+    /// about 1/√mean and more for one that sends at its own pace (Poisson, bursts).
+    pub demand_cv: Option<f64>,
+    /// Share of the window's time with nothing running: no stats lines, or none running.
+    pub idle_share: f64,
 }
 
 impl Window {
@@ -145,10 +151,36 @@ pub fn steady(r: &Report) -> Window {
         .last()
         .map(|p| p.t_s + r.timeline.bucket_seconds)
         .unwrap_or(0.0);
+    let demand: Vec<(f64, f64)> = w
+        .iter()
+        .filter_map(|p| Some((p.running? + p.queued?, p.samples as f64)))
+        .collect();
+    let demand_cv = (demand.len() >= 8).then(|| {
+        let n: f64 = demand.iter().map(|d| d.1).sum();
+        let m = demand.iter().map(|d| d.0 * d.1).sum::<f64>() / n;
+        let v = demand.iter().map(|d| (d.0 - m).powi(2) * d.1).sum::<f64>() / n;
+        if m > 0.0 {
+            v.sqrt() / m
+        } else {
+            0.0
+        }
+    });
+    let width = r.timeline.bucket_seconds;
+    let busy_buckets = w
+        .iter()
+        .filter(|p| p.running.is_some_and(|n| n > 0.0))
+        .count() as f64;
+    let idle_share = if width > 0.0 && end_s > start_s {
+        (1.0 - busy_buckets * width / (end_s - start_s)).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     Window {
         start_s,
         end_s: end_s.min(r.span_seconds.max(end_s)),
         whole_run,
+        demand_cv,
+        idle_share,
         running: weighted_mean(w, |p| p.running),
         queued: weighted_mean(w, |p| p.queued),
         queued_p50: median(w.iter().filter_map(|p| p.queued).collect()),

@@ -36,6 +36,9 @@ pub struct Model {
     pub bound: Bound,
     /// The scheduler reserves room for running requests' future tokens (SGLang).
     pub reserves: bool,
+    /// The client sends at its own pace (its requests in the server vary, or the server
+    /// idles) and the queue empties now and then: throughput is what arrives.
+    pub arrival_bound: bool,
     /// Max running requests, all ranks together.
     pub max_running: Option<f64>,
     /// Ranks with their own pool and cap (SGLang data parallelism).
@@ -98,6 +101,13 @@ impl Model {
             .filter(|v| *v > 0.0)
             .or_else(|| crate::analysis::cap::running_cap(r, &w).0);
         let queue_bound = w.typical_queue() >= 1.0 && w.queue_share.unwrap_or(0.0) >= 0.3;
+        // A client at a fixed number in flight keeps running + waiting flat; one that
+        // sends at its own pace makes it vary (Poisson: about 1/√mean) or lets the server
+        // idle. Below what the server can take its queue keeps emptying.
+        let open_loop = w.idle_share > 0.05
+            || w.demand_cv
+                .is_some_and(|cv| cv > 0.05_f64.max(0.5 / (running + queued).max(1.0).sqrt()));
+        let arrival_bound = open_loop && w.queue_share.unwrap_or(0.0) < 0.8;
         let at_cap = max_running.is_some_and(|m| running >= 0.93 * m || running >= m - 1.0);
         let bound = if !queue_bound {
             Bound::Client
@@ -134,7 +144,10 @@ impl Model {
             prefill_lines: p.prefill_batches_logged,
             measured: r.summary.prefill_time_share,
         });
-        if let Some(s) = share {
+        // The fit reads each bucket as busy throughout: a server that idles between a
+        // client's arrivals has its rates diluted by the idle time, prompt and generation
+        // alike, so there only a measured share (iteration times) is used.
+        if let Some(s) = share.filter(|s| !arrival_bound || s.rows == 0) {
             step.set_prefill_share(s.share, running);
         }
 
@@ -189,6 +202,7 @@ impl Model {
             points: step.points,
             bound,
             reserves,
+            arrival_bound,
             max_running,
             ranks,
             conservativeness: r.config.schedule_conservativeness.filter(|v| *v > 0.0),
@@ -342,8 +356,43 @@ impl Model {
         // Prefill's part of a step is per running request (each request's prompt spread
         // over its outputs): cheaper prefill takes its share off every step.
         b -= self.pf_per_request * (1.0 - prefill_scale);
-        let step = self.a + b * running;
-        let gen = if running > 0.0 { running / step } else { 0.0 };
+        let mut running = running;
+        let mut step = self.a + b * running;
+        let mut gen = if running > 0.0 { running / step } else { 0.0 };
+        if self.arrival_bound {
+            // A client that sends at its own pace, below what the server can take: the
+            // server generates what arrives. More of the client's requests (its rate, as
+            // in flight) buy in proportion, up to what the server then admits and runs
+            // (`gen` above, every limit after the change); nothing on the server's side
+            // buys throughput until then.
+            let pace = self.running + self.queued;
+            let arrival = match clients {
+                Some(c) if pace > 0.0 => self.gen_tok_s * c / pace,
+                _ => self.gen_tok_s,
+            };
+            let ceiling = {
+                // What the server runs with requests always waiting, limits as changed.
+                let mut n = 16.0 * self.running.max(1.0);
+                if let Some(l) = kv_limit {
+                    n = n.min(l);
+                }
+                if let Some(c) = cap {
+                    n = n.min(c);
+                }
+                n / (self.a + b * n)
+            };
+            if arrival < ceiling {
+                gen = arrival;
+                // The batch that generates it: n / (a + b·n) = gen.
+                running = if gen * b < 1.0 {
+                    gen * self.a / (1.0 - gen * b)
+                } else {
+                    running
+                };
+                step = self.a + b * running;
+                bound = Bound::Client;
+            }
+        }
         let queued = (demand - running).max(0.0);
         // Throughput range: the step fit's error at the new batch, the running error (which
         // moves throughput by the step's per-request elasticity) and a model floor.
