@@ -40,18 +40,98 @@ pub struct Profile {
     pub levers: Levers,
 }
 
-/// The flag (with its value's unit or form) for each lever an action may pull.
+/// One change to advise, in the engine's words: the action's id, the flag (or
+/// setting) to set, why, and the effect to expect beside what the what-if model
+/// predicts. Where the change has a value (a size, a budget), `{}` in the flag
+/// stands for the value to set and `{}` in why for the current one.
+#[derive(Debug)]
+pub struct Lever {
+    pub id: &'static str,
+    pub flag: &'static str,
+    pub why: &'static str,
+    pub effect: &'static str,
+}
+
+/// The levers an action may pull, in the engine's flags and words.
 #[derive(Debug)]
 pub struct Levers {
-    /// Caps the running requests.
+    /// The flag that caps the running requests (followed by the cap).
     pub running_cap: &'static str,
-    /// The cap's name in the engine's own words, the KV remedies to grow beside it,
-    /// and what it counts (`max_num_seqs`, …, `sequences`).
-    pub running_cap_words: (&'static str, &'static str, &'static str),
+    /// Why to raise that cap.
+    pub raise_cap: RaiseCap,
+    /// What else grows with a raised cap (`{}`: the new cap), where the engine
+    /// sizes something of its own to the largest batch it expects.
+    pub with_cap: Option<Lever>,
     /// The benchmark client named for the client's concurrency.
     pub client_tool: &'static str,
     /// An FP8 (or int8) KV cache: the flag and why.
     pub fp8_kv: (&'static str, &'static str),
-    /// More GPUs per replica for KV cache.
-    pub tensor_parallel: &'static str,
+    /// The setting that gives the KV pool more of the GPU's memory.
+    pub kv_memory: KvMemory,
+}
+
+/// Why to raise the running cap, in the engine's names for it and the KV remedies beside it.
+#[derive(Debug)]
+pub struct RaiseCap {
+    /// The KV pool is nearly full too.
+    pub kv_tight: &'static str,
+    /// The run decodes speculatively, where that lowers the engine's default cap.
+    pub speculative: Option<&'static str>,
+    /// The cap binds and the pool has room.
+    pub room: &'static str,
+}
+
+/// How the size of the KV pool is set, which says how to grow it.
+#[derive(Debug)]
+pub enum KvMemory {
+    /// The weights and the KV pool take a static fraction (`name`) of the GPU's
+    /// memory, and the startup line says what is left after the pool (`left`):
+    /// that headroom says how far the fraction can grow. Steps of `step`, or of
+    /// `small_step` when little is left; `default` where the log does not state
+    /// the fraction, never above `most`.
+    StaticFraction {
+        flag: &'static str,
+        name: &'static str,
+        left: &'static str,
+        default: f64,
+        step: f64,
+        small_step: f64,
+        most: f64,
+    },
+    /// The KV cache takes a share of the GPU memory free after the weights: it
+    /// grows in proportion to the share.
+    ShareOfFree(ShareOfFree),
+    /// The engine takes a fraction (`name`) of the whole GPU's memory, and what
+    /// is left after weights and activations becomes KV cache.
+    WholeGpuFraction {
+        flag: &'static str,
+        name: &'static str,
+        default: f64,
+        step: f64,
+        most: f64,
+    },
+}
+
+/// A KV cache sized as a share of the free GPU memory (`after`: free after what).
+/// `default`: the engine's own, also for a stated share outside (0, 1], which it
+/// would not take; `step` and `most`: how much more to advise.
+#[derive(Debug)]
+pub struct ShareOfFree {
+    pub flag: &'static str,
+    pub name: &'static str,
+    /// The report's setting that states the share.
+    pub setting: FreeShare,
+    pub default: f64,
+    pub step: f64,
+    pub most: f64,
+    pub after: &'static str,
+}
+
+/// Which of the report's settings states a KV cache's share of the free GPU memory.
+#[derive(Debug, Clone, Copy)]
+pub enum FreeShare {
+    /// `config.kv_free_gpu_memory_fraction`.
+    KvFreeGpuMemoryFraction,
+    /// `config.cache_max_entry_count`.
+    CacheMaxEntryCount,
 }

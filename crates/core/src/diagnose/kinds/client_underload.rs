@@ -1,8 +1,6 @@
 //! Nothing waits: the client does not send enough concurrent work.
 
-use crate::diagnose::actions::{
-    action, change, client_concurrency, in_flight, raised_cap, running_cap_flag,
-};
+use crate::diagnose::actions::{action, change, client_concurrency, in_flight, raised_cap};
 use crate::diagnose::context::Ctx;
 use crate::diagnose::evidence::{
     concurrency_evidence, ev, finish, kv_evidence, throughput_evidence,
@@ -142,7 +140,7 @@ fn client_at_cap(c: &Ctx) -> Vec<Action> {
         action(
             c,
             "raise_running_cap",
-            format!("{} {}", running_cap_flag(c), num(target)),
+            format!("{} {}", c.p.levers.running_cap, num(target)),
             format!(
                 "The client keeps {} requests in flight, exactly the cap: raise the cap and the client's concurrency together (either alone changes nothing)",
                 num(cap)

@@ -1,7 +1,7 @@
 //! The KV pool overflows: running requests are evicted (retracted, preempted,
 //! paused) and recomputed.
 
-use crate::diagnose::actions::{action, batch_cap_flag, change, fp8_kv, more_kv_memory};
+use crate::diagnose::actions::{action, change, fp8_kv, more_kv_memory};
 use crate::diagnose::context::Ctx;
 use crate::diagnose::evidence::{ev, finish, throughput_evidence};
 use crate::model::EventKind;
@@ -25,14 +25,7 @@ pub fn retraction(c: &Ctx, confidence: f64) -> Finding {
             .collect();
     let rate = c.facts.retractions_per_minute;
     let per_min = |fmt: &str| rate.map(|r| fmt.replace("{}", &num(r))).unwrap_or_default();
-    let (event, what) = if c.sglang {
-        ("retraction", "retracted")
-    } else if c.trtllm {
-        // TensorRT-LLM's word: its scheduler pauses requests to free blocks.
-        ("pause", "paused")
-    } else {
-        ("preemption", "preempted")
-    };
+    let (event, what) = c.p.eviction;
     let mut evidence = throughput_evidence(c);
     evidence.push(ev(
         format!(
@@ -125,7 +118,7 @@ fn actions(c: &Ctx) -> Vec<Action> {
         v.push(action(
             c,
             "fewer_seqs",
-            format!("{} {}", batch_cap_flag(c), num(n)),
+            format!("{} {}", c.p.levers.running_cap, num(n)),
             "Fewer concurrent sequences leave KV blocks free for the ones running, so they are not preempted and recomputed".to_string(),
             &[change("max_running", n)],
             "fewer preemptions and steadier latency, at the cost of running fewer at once",

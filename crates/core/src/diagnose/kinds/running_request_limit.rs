@@ -1,8 +1,6 @@
 //! The cap on running requests stops admission while requests wait.
 
-use crate::diagnose::actions::{
-    action, batch_cap_flag, change, fp8_kv, more_kv_memory, raised_cap, running_cap_flag,
-};
+use crate::diagnose::actions::{action, change, fp8_kv, lever, more_kv_memory, raised_cap};
 use crate::diagnose::context::Ctx;
 use crate::diagnose::evidence::{
     concurrency_evidence, ev, finish, kv_evidence, throughput_evidence,
@@ -57,64 +55,24 @@ fn actions(c: &Ctx) -> Vec<Action> {
         return v;
     }
     let target = raised_cap(c);
-    let mut v = Vec::new();
-    if c.sglang {
-        let spec = c.r.config.speculative_algorithm.is_some();
-        v.push(action(
-            c,
-            "raise_running_cap",
-            format!("{} {}", running_cap_flag(c), num(target)),
-            if c.kv_tight() {
-                "The cap stops admission, but the KV pool is nearly full too: a higher cap admits only what the pool can hold, so grow the pool with it (FP8 KV cache, more memory)".to_string()
-            } else if spec {
-                "Speculative decoding lowers the default max_running_requests (e.g. 32 for EAGLE); with KV to spare, a higher cap lets more requests decode at once".to_string()
-            } else {
-                "The cap, not memory, stops admission; the KV pool has room for more running requests".to_string()
-            },
-            &[change("max_running", target)],
-            "",
-        ));
-        v.push(action(
-            c,
-            "cuda_graph_bs",
-            format!("--cuda-graph-max-bs {}", num(target)),
-            "Keep CUDA graphs covering the larger batch, or decode steps above the captured size run eagerly and slower".to_string(),
-            &[],
-            "",
-        ));
+    let levers = &c.p.levers;
+    let spec = c.r.config.speculative_algorithm.is_some();
+    let words = &levers.raise_cap;
+    let why = if c.kv_tight() {
+        words.kv_tight
     } else {
-        // vLLM and LMDeploy: a batch cap and a KV remedy of their own names.
-        let (what, kv_remedy, units) = if c.lmdeploy {
-            (
-                "max_batch_size",
-                "int8 KV cache, higher cache_max_entry_count",
-                "requests",
-            )
-        } else if c.trtllm {
-            (
-                "max_batch_size",
-                "FP8 KV cache, higher free_gpu_memory_fraction",
-                "requests",
-            )
-        } else {
-            (
-                "max_num_seqs",
-                "FP8 KV cache, higher gpu_memory_utilization",
-                "sequences",
-            )
-        };
-        v.push(action(
-            c,
-            "raise_running_cap",
-            format!("{} {}", batch_cap_flag(c), num(target)),
-            if c.kv_tight() {
-                format!("{what} caps the batch, but the KV cache is nearly full too: grow it with the cap ({kv_remedy})")
-            } else {
-                format!("{what} caps the batch; the KV cache has room for more {units}")
-            },
-            &[change("max_running", target)],
-            "",
-        ));
+        words.speculative.filter(|_| spec).unwrap_or(words.room)
+    };
+    let mut v = vec![action(
+        c,
+        "raise_running_cap",
+        format!("{} {}", levers.running_cap, num(target)),
+        why.to_string(),
+        &[change("max_running", target)],
+        "",
+    )];
+    if let Some(l) = &levers.with_cap {
+        v.push(lever(c, l, &num(target), "", &[]));
     }
     v
 }

@@ -1,6 +1,8 @@
 //! TensorRT-LLM's scheduler (the PyTorch backend's `trtllm-serve`), as the later stages read it.
 
-use crate::model::profile::{Admission, Levers, Profile};
+use crate::model::profile::{
+    Admission, FreeShare, KvMemory, Levers, Profile, RaiseCap, ShareOfFree,
+};
 
 pub const PROFILE: Profile = Profile {
     engine: "trtllm",
@@ -11,12 +13,25 @@ pub const PROFILE: Profile = Profile {
     pool_per_rank: false,
     levers: Levers {
         running_cap: "--max_batch_size",
-        running_cap_words: ("max_batch_size", "FP8 KV cache, higher free_gpu_memory_fraction", "requests"),
+        raise_cap: RaiseCap {
+            kv_tight: "max_batch_size caps the batch, but the KV cache is nearly full too: grow it with the cap (FP8 KV cache, higher free_gpu_memory_fraction)",
+            speculative: None,
+            room: "max_batch_size caps the batch; the KV cache has room for more requests",
+        },
+        with_cap: None,
         client_tool: "a serving benchmark's",
         fp8_kv: (
             "kv_cache_config.dtype: fp8 (in the YAML of --extra_llm_api_options)",
             "An FP8 KV cache stores about twice the tokens in the same memory; check accuracy on your task",
         ),
-        tensor_parallel: "--tp_size 2 (or more GPUs per replica)",
+        kv_memory: KvMemory::ShareOfFree(ShareOfFree {
+            flag: "--kv_cache_free_gpu_memory_fraction",
+            name: "free_gpu_memory_fraction",
+            setting: FreeShare::KvFreeGpuMemoryFraction,
+            default: 0.9,
+            step: 0.05,
+            most: 0.97,
+            after: "free after the weights and the activations measured at startup",
+        }),
     },
 };
