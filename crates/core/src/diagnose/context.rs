@@ -16,13 +16,6 @@ pub struct Ctx<'a> {
     pub w: Window,
     pub facts: Facts,
     pub sglang: bool,
-    /// LMDeploy: vLLM's paged-block semantics, its own flags.
-    pub lmdeploy: bool,
-    /// TensorRT-LLM: paged blocks, its own flags.
-    pub trtllm: bool,
-    /// TensorRT-LLM admitting against reservations: its default policy
-    /// (GUARANTEED_NO_EVICT), as no request was paused, which only MAX_UTILIZATION does.
-    pub trtllm_reserves: bool,
     pub stat_lines: u64,
     pub has_decode: bool,
     pub prefill_lines: u64,
@@ -102,10 +95,6 @@ impl<'a> Ctx<'a> {
             r,
             facts,
             sglang,
-            lmdeploy: p.engine == "lmdeploy",
-            trtllm: p.engine == "trtllm",
-            trtllm_reserves: p.admission == Admission::ReservesWholeRequest
-                && r.summary.retractions == 0,
             p,
             stat_lines,
             has_decode,
@@ -132,13 +121,21 @@ impl<'a> Ctx<'a> {
         let q = self.w.typical_queue();
         q >= 1.0_f64.max(0.15 * self.run()) && self.w.queue_share.unwrap_or(0.0) >= 0.3
     }
-    /// KV usage above which a queue means the pool stops admission. SGLang
-    /// reserves room for running requests' future tokens, so its pool is full
-    /// well before `token usage` reaches 1.
+    /// Admission counts reservations beside the tokens in use: room for running
+    /// requests' future tokens, or for each request's whole length.
+    pub fn reserves(&self) -> bool {
+        self.p.admission == Admission::ReservesFutureTokens || self.reserves_whole_requests()
+    }
+    /// Admission reserves each request's whole length: an engine that does so by
+    /// default, as no request was evicted, which only its policy that reserves
+    /// nothing does.
+    pub fn reserves_whole_requests(&self) -> bool {
+        self.p.admission == Admission::ReservesWholeRequest && self.r.summary.retractions == 0
+    }
+    /// KV usage above which a queue means the pool stops admission. Where
+    /// admission reserves, the pool is full well before its usage reaches 1.
     pub fn kv_bound_threshold(&self) -> f64 {
-        // TensorRT-LLM's default policy (GUARANTEED_NO_EVICT) admits a request only
-        // with room for its prompt and all of its max_tokens: a reservation like SGLang's.
-        if self.sglang || self.trtllm_reserves {
+        if self.reserves() {
             // The reservation is for future output tokens: large when outputs are long
             // (the threshold drops to 0.5), small when prompts dwarf outputs (0.85).
             let share = self.facts.prefill_token_share.unwrap_or(0.0);
@@ -169,12 +166,12 @@ impl<'a> Ctx<'a> {
             .or(self.r.summary.input_throughput_tok_s.map(|d| d.mean))?;
         Some(input / (budget * gen / run))
     }
-    /// TensorRT-LLM: requests wait below the batch cap while iterations use
-    /// little of their prompt budget, so admission is not held back by prefill:
-    /// GUARANTEED_NO_EVICT's reservations (prompt plus all of max_tokens) hold
-    /// it, whatever share of the pool the tokens themselves use.
+    /// Requests wait below the batch cap while iterations use little of their
+    /// prompt budget, so admission is not held back by prefill: reservations of
+    /// whole requests (prompt plus all of max_tokens) hold it, whatever share of
+    /// the pool the tokens themselves use.
     pub fn reservations_bind(&self) -> bool {
-        self.trtllm_reserves
+        self.reserves_whole_requests()
             && self.waiting()
             && !self.at_cap()
             && self.prompt_budget_use().is_some_and(|u| u < 0.5)

@@ -36,6 +36,10 @@ pub struct Profile {
     /// the previous prefill line, and the decode lines' generation rate is over wall
     /// time, prefill included (SGLang).
     pub prefill_batches_logged: bool,
+    /// What admission reserves, in the engine's words (ending "so the pool is
+    /// full once reservations are counted"), where it reserves: why a pool that
+    /// admits nothing more can be well short of full.
+    pub reservation: Option<&'static str>,
     /// The flags and texts of the advice.
     pub levers: Levers,
 }
@@ -68,6 +72,93 @@ pub struct Levers {
     pub fp8_kv: (&'static str, &'static str),
     /// The setting that gives the KV pool more of the GPU's memory.
     pub kv_memory: KvMemory,
+    /// A host-memory tier behind the GPU pool for evicted prefixes, where the
+    /// engine has one.
+    pub host_tier: Option<HostTier>,
+    /// A knob that scales what admission reserves for running requests' future
+    /// tokens, where the engine reserves them.
+    pub conservativeness: Option<Conservativeness>,
+    /// More GPUs per replica, advised for more KV cache (where the advice for
+    /// the pool does not name other remedies first).
+    pub tensor_parallel: Option<&'static str>,
+    /// The flag that turns prefix caching on, where it is off by default.
+    pub prefix_caching: Option<&'static str>,
+    /// The policy that chooses between reserving each request's whole length
+    /// and admitting against the blocks in use, where the engine offers both.
+    pub capacity_policy: Option<CapacityPolicy>,
+    /// What to change when prefill binds, in order.
+    pub prefill: &'static [PrefillLever],
+    /// What to change when decode itself is saturated, in order.
+    pub decode_saturated: &'static [Lever],
+}
+
+/// A host-memory KV tier: `{}` in the lever's flag is its size.
+#[derive(Debug)]
+pub struct HostTier {
+    pub lever: Lever,
+    pub size: TierSize,
+}
+
+/// The unit a host tier's size is set in.
+#[derive(Debug, Clone, Copy)]
+pub enum TierSize {
+    /// A number of GB.
+    Gigabytes,
+    /// An integer number of bytes, without separators.
+    Bytes,
+}
+
+/// The reservation knob (`{}` in the flags: its value, `default` where the log
+/// does not state it): lower admits more requests and risks evictions, higher
+/// evicts less and admits fewer.
+#[derive(Debug)]
+pub struct Conservativeness {
+    pub default: f64,
+    pub lower: Lever,
+    pub raise: Lever,
+}
+
+/// The two admission policies' settings: admitting against the blocks in use
+/// (requests are evicted when outputs outgrow the pool), and reserving each
+/// request's whole length (none is).
+#[derive(Debug)]
+pub struct CapacityPolicy {
+    pub admit_on_blocks: Lever,
+    pub reserve_whole: Lever,
+}
+
+/// One change advised when prefill binds.
+#[derive(Debug)]
+pub enum PrefillLever {
+    /// Always.
+    Always(Lever),
+    /// Twice a per-step token budget, read from `setting` (`default` where the
+    /// log does not state it): `{}` in the flag is the doubled budget, in why the
+    /// current one.
+    Budget {
+        lever: Lever,
+        setting: TokenBudget,
+        default: u64,
+    },
+    /// Where the log shows cached prompt tokens: prompts share prefixes.
+    SharedPrefixes(Lever),
+    /// Prefix caching (`Levers::prefix_caching`), where the log does not say it is on.
+    PrefixCaching,
+    /// Where prefill takes most of the time, as the log times its iterations
+    /// (`{}` in why: its share): more prefill compute, not more room for
+    /// requests, raises throughput.
+    MoreCompute(Lever),
+}
+
+/// Which of the report's settings states a per-step token budget.
+#[derive(Debug, Clone, Copy)]
+pub enum TokenBudget {
+    /// `config.chunked_prefill_size` (not positive: unset).
+    ChunkedPrefillSize,
+    /// `config.max_prefill_tokens`.
+    MaxPrefillTokens,
+    /// `config.max_batched_tokens`.
+    MaxBatchedTokens,
 }
 
 /// Why to raise the running cap, in the engine's names for it and the KV remedies beside it.

@@ -1,6 +1,6 @@
 //! Decode itself is saturated: a bigger batch would add little.
 
-use crate::diagnose::actions::action;
+use crate::diagnose::actions::lever;
 use crate::diagnose::context::Ctx;
 use crate::diagnose::evidence::{ev, finish, throughput_evidence};
 use crate::report::{Action, Finding, Kind};
@@ -35,104 +35,9 @@ pub fn decode_saturated(c: &Ctx, confidence: f64) -> Finding {
 }
 
 fn actions(c: &Ctx) -> Vec<Action> {
-    let mut v = Vec::new();
-    if c.sglang {
-        v.push(action(
-            c,
-            "quantize",
-            "--quantization fp8".to_string(),
-            "Decode reads every weight each step; FP8 weights halve the bytes per step".to_string(),
-            &[],
-            "",
-        ));
-        v.push(action(
-            c,
-            "speculative",
-            "--speculative-algorithm EAGLE (with a draft model)".to_string(),
-            "Speculative decoding commits several tokens per step when the draft is accepted"
-                .to_string(),
-            &[],
-            "",
-        ));
-        v.push(action(
-            c,
-            "more_gpus",
-            "--tp-size 2 or --dp-size 2".to_string(),
-            "More GPUs per replica, or more replicas".to_string(),
-            &[],
-            "",
-        ));
-    } else if c.trtllm {
-        v.push(action(
-            c,
-            "quantize",
-            "model: an FP8 checkpoint (e.g. quantized with NVIDIA Model Optimizer)".to_string(),
-            "Decode reads every weight each step; FP8 weights halve the bytes per step, and TensorRT-LLM takes the quantization from the checkpoint".to_string(),
-            &[],
-            "",
-        ));
-        v.push(action(
-            c,
-            "speculative",
-            "speculative_config.decoding_type: Eagle (in the YAML of --extra_llm_api_options, with a draft model)".to_string(),
-            "Speculative decoding commits several tokens per step when drafts are accepted"
-                .to_string(),
-            &[],
-            "",
-        ));
-        v.push(action(
-            c,
-            "more_gpus",
-            "--tp_size 2 (or more replicas)".to_string(),
-            "More GPUs per replica, or more replicas".to_string(),
-            &[],
-            "",
-        ));
-    } else if c.lmdeploy {
-        v.push(action(
-            c,
-            "quantize",
-            "--model-format awq (a 4-bit AWQ model, e.g. from lmdeploy lite auto_awq)".to_string(),
-            "Decode reads every weight each step; 4-bit weights read a quarter of the bytes"
-                .to_string(),
-            &[],
-            "",
-        ));
-        v.push(action(
-            c,
-            "more_gpus",
-            "--tp 2 or --dp 2".to_string(),
-            "More GPUs per replica, or more replicas".to_string(),
-            &[],
-            "",
-        ));
-    } else {
-        v.push(action(
-            c,
-            "quantize",
-            "--quantization fp8".to_string(),
-            "FP8 weights halve the bytes each decode step reads".to_string(),
-            &[],
-            "",
-        ));
-        v.push(action(
-            c,
-            "speculative",
-            "--speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 4}'"
-                .to_string(),
-            "Speculative decoding commits several tokens per step when drafts are accepted"
-                .to_string(),
-            &[],
-            "",
-        ));
-        v.push(action(
-            c,
-            "more_gpus",
-            "--tensor-parallel-size 2 or --data-parallel-size 2".to_string(),
-            "More GPUs per replica, or more replicas".to_string(),
-            &[],
-            "",
-        ));
-    }
-    v
+    c.p.levers
+        .decode_saturated
+        .iter()
+        .map(|l| lever(c, l, "", "", &[]))
+        .collect()
 }

@@ -1,10 +1,11 @@
 //! The KV pool (used, plus reserved where admission reserves) admits no more.
 
-use crate::diagnose::actions::{action, change, client_concurrency, fp8_kv, more_kv_memory};
+use crate::diagnose::actions::{action, change, client_concurrency, fp8_kv, lever, more_kv_memory};
 use crate::diagnose::context::Ctx;
 use crate::diagnose::evidence::{
     concurrency_evidence, ev, finish, kv_evidence, runs_while, throughput_evidence,
 };
+use crate::model::profile::TierSize;
 use crate::report::{Action, Finding, Kind};
 use crate::text::num::{num, pct};
 
@@ -15,33 +16,27 @@ pub fn kv_capacity(c: &Ctx, confidence: f64) -> Finding {
     if let Some(e) = kv_evidence(c) {
         evidence.push(e);
     }
-    if c.sglang && kv < 0.9 && c.waiting() {
-        evidence.push(ev(
-            format!(
-                "Usage sits at {} yet nothing more is admitted: SGLang admits a request only if the pool can also hold the future tokens it reserves for running requests (new_token_ratio × remaining max_new_tokens), so the pool is full once reservations are counted",
-                pct(kv)
-            ),
-            c.line(),
-        ));
-    }
-    if c.trtllm_reserves && kv < 0.9 && c.waiting() {
-        let budget = c
-            .prompt_budget_use()
-            .map(|u| {
+    if let Some(reservation) = c.p.reservation.filter(|_| c.reserves()) {
+        if kv < 0.9 && c.waiting() {
+            let budget = c
+                .prompt_budget_use()
+                .filter(|_| c.reserves_whole_requests())
+                .map(|u| {
+                    format!(
+                        "; iterations use {} of their {}-token prompt budget, so prefill does not hold admission back",
+                        if u < 0.01 { "under 1%".to_string() } else { pct(u) },
+                        num(c.r.config.max_batched_tokens.unwrap_or(8192) as f64)
+                    )
+                })
+                .unwrap_or_default();
+            evidence.push(ev(
                 format!(
-                    "; iterations use {} of their {}-token prompt budget, so prefill does not hold admission back",
-                    if u < 0.01 { "under 1%".to_string() } else { pct(u) },
-                    num(c.r.config.max_batched_tokens.unwrap_or(8192) as f64)
-                )
-            })
-            .unwrap_or_default();
-        evidence.push(ev(
-            format!(
-                "Usage sits at {} yet nothing more is admitted: TensorRT-LLM's default policy (GUARANTEED_NO_EVICT) admits a request only if the pool can hold its prompt and all of its max_tokens, so the pool is full once reservations are counted{budget}",
-                pct(kv)
-            ),
-            c.line(),
-        ));
+                    "Usage sits at {} yet nothing more is admitted: {reservation}{budget}",
+                    pct(kv)
+                ),
+                c.line(),
+            ));
+        }
     }
     if let Some(m) = c.r.config.mem_fraction_static {
         let avail =
@@ -60,11 +55,7 @@ pub fn kv_capacity(c: &Ctx, confidence: f64) -> Finding {
             runs_while(c.run()),
             num(c.queued()),
             pct(kv),
-            if c.sglang || c.trtllm_reserves {
-                " plus reserved"
-            } else {
-                ""
-            }
+            if c.reserves() { " plus reserved" } else { "" }
         )
     } else {
         format!(
@@ -92,75 +83,53 @@ fn host_tier_gb(c: &Ctx) -> f64 {
 }
 
 fn actions(c: &Ctx) -> Vec<Action> {
-    // A TensorRT-LLM pool full of reservations admits more with smaller ones at
+    let levers = &c.p.levers;
+    // A pool full of whole-request reservations admits more with smaller ones at
     // once, where more memory adds a few percent: those come first.
-    let mut v = if c.trtllm_reserves {
-        trtllm_reservations(c)
+    let mut v = if c.reserves_whole_requests() {
+        whole_request_reservations(c)
     } else {
         Vec::new()
     };
     v.push(more_kv_memory(c));
     v.extend(fp8_kv(c));
-    if c.sglang {
-        let kv_gb = host_tier_gb(c);
-        v.push(action(
-            c,
-            "hierarchical_cache",
-            format!("--enable-hierarchical-cache --hicache-size {}", num(kv_gb)),
-            "A host-memory tier behind the GPU pool keeps evicted prefixes (system prompts, earlier turns) in CPU RAM and loads them back instead of recomputing; it helps most when prompts share prefixes".to_string(),
-            &[],
-            "more prefix-cache hits and shorter prefills; the GPU pool for running requests stays the same size",
-        ));
+    if let Some(tier) = &levers.host_tier {
+        let gb = host_tier_gb(c);
+        let size = match tier.size {
+            TierSize::Gigabytes => num(gb),
+            TierSize::Bytes => format!("{:.0}", gb * 1e9),
+        };
+        v.push(lever(c, &tier.lever, &size, "", &[]));
+    }
+    if let Some(k) = &levers.conservativeness {
         if c.kv().is_some_and(|u| u < 0.9) && c.waiting() && !c.retracts_often() {
-            let cur = c.r.config.schedule_conservativeness.unwrap_or(1.0);
+            let cur = c.r.config.schedule_conservativeness.unwrap_or(k.default);
             let t = (cur * 0.3).max(0.1);
-            v.push(action(
+            v.push(lever(
                 c,
-                "schedule_conservativeness",
-                format!("--schedule-conservativeness {t:.1}"),
-                "The pool looks full only because of what SGLang reserves for future tokens. A lower conservativeness reserves less and admits more requests; if they then outgrow the pool, requests are retracted (about one retraction per minute is fine)".to_string(),
+                &k.lower,
+                &format!("{t:.1}"),
+                "",
                 &[change("schedule_conservativeness", t)],
-                "risk: retractions if outputs run long",
             ));
         }
-    } else if c.trtllm {
-        let kv_bytes = host_tier_gb(c) * 1e9;
-        v.push(action(
-            c,
-            "host_kv_cache",
-            // A YAML integer: no separators.
-            format!("kv_cache_config.host_cache_size: {kv_bytes:.0} (in the YAML of --extra_llm_api_options)"),
-            "A host-memory tier behind the GPU blocks (in bytes) keeps reusable blocks of evicted prefixes in CPU RAM instead of dropping them; it helps most when prompts share prefixes".to_string(),
-            &[],
-            "more block reuse and shorter prefills; the GPU pool for running requests stays the same size",
-        ));
+    }
+    if let Some(flag) = levers.tensor_parallel {
         v.push(action(
             c,
             "tensor_parallel",
-            "--tp_size 2 (or more GPUs per replica)".to_string(),
+            flag.to_string(),
             "Sharding the model over more GPUs frees memory per GPU for KV cache".to_string(),
             &[],
             "roughly doubles the KV pool per replica",
         ));
-    } else {
-        v.push(action(
-            c,
-            "tensor_parallel",
-            if c.lmdeploy {
-                "--tp 2 (or more GPUs per replica)"
-            } else {
-                "--tensor-parallel-size 2 (or more GPUs per replica)"
-            }
-            .to_string(),
-            "Sharding the model over more GPUs frees memory per GPU for KV cache".to_string(),
-            &[],
-            "roughly doubles the KV pool per replica",
-        ));
+    }
+    if let Some(flag) = levers.prefix_caching {
         if c.r.config.prefix_caching != Some(true) {
             v.push(action(
                 c,
                 "prefix_caching",
-                "--enable-prefix-caching".to_string(),
+                flag.to_string(),
                 "Requests that share a prefix then share its KV blocks instead of storing copies"
                     .to_string(),
                 &[],
@@ -169,9 +138,8 @@ fn actions(c: &Ctx) -> Vec<Action> {
         }
     }
     if c.waiting() {
-        // What the server actually admits: with SGLang's or TensorRT-LLM's
-        // reservations that is the running count.
-        let h = if c.sglang || c.trtllm_reserves {
+        // What the server actually admits: where admission reserves, that is the running count.
+        let h = if c.reserves() {
             Some(c.run())
         } else {
             c.facts.pool_holds_requests.or(Some(c.run()))
@@ -190,11 +158,10 @@ fn actions(c: &Ctx) -> Vec<Action> {
     v
 }
 
-/// TensorRT-LLM's default policy, GUARANTEED_NO_EVICT, admits a request only when
-/// the pool can hold its prompt and all of its max_tokens (a whole max_seq_len
-/// when the request sets none): while the pool is not full of tokens, it is full
-/// of reservations, and smaller ones, or none, admit more.
-fn trtllm_reservations(c: &Ctx) -> Vec<Action> {
+/// Admission that reserves each request's prompt and all of its max_tokens (a
+/// whole max_seq_len when the request sets none): while the pool is not full of
+/// tokens, it is full of reservations, and smaller ones, or none, admit more.
+fn whole_request_reservations(c: &Ctx) -> Vec<Action> {
     let mut v = Vec::new();
     if !(c.waiting() && c.kv().is_some_and(|u| u < 0.9)) {
         return v;
@@ -209,18 +176,13 @@ fn trtllm_reservations(c: &Ctx) -> Vec<Action> {
                 .context_length
                 .map(|l| format!(" ({})", num(l as f64)))
                 .unwrap_or_default(),
-            c.kv().map(crate::text::num::pct).unwrap_or_default()
+            c.kv().map(pct).unwrap_or_default()
         ),
         &[],
         "more requests admitted at once, as many as the reservations shrink",
     ));
-    v.push(action(
-        c,
-        "capacity_scheduler_policy",
-        "scheduler_config.capacity_scheduler_policy: MAX_UTILIZATION (in the YAML of --extra_llm_api_options)".to_string(),
-        "Admit as many requests as the blocks in use allow instead of reserving every request's whole length; if outputs then outgrow the pool, requests are paused and resumed".to_string(),
-        &[],
-        "risk: paused requests if outputs run long",
-    ));
+    if let Some(policy) = &c.p.levers.capacity_policy {
+        v.push(lever(c, &policy.admit_on_blocks, "", "", &[]));
+    }
     v
 }

@@ -1,7 +1,7 @@
 //! The KV pool overflows: running requests are evicted (retracted, preempted,
 //! paused) and recomputed.
 
-use crate::diagnose::actions::{action, change, fp8_kv, more_kv_memory};
+use crate::diagnose::actions::{action, change, fp8_kv, lever, more_kv_memory};
 use crate::diagnose::context::Ctx;
 use crate::diagnose::evidence::{ev, finish, throughput_evidence};
 use crate::model::EventKind;
@@ -76,38 +76,36 @@ pub fn retraction(c: &Ctx, confidence: f64) -> Finding {
 
 fn actions(c: &Ctx) -> Vec<Action> {
     let mut v = Vec::new();
-    if c.sglang {
-        // Under about one a minute SGLang's guide calls retractions fine: reserving
-        // more would cost admissions, where a larger pool (below) costs none.
+    if let Some(k) = &c.p.levers.conservativeness {
+        // Admission reserves for future tokens, and reserving more stops the
+        // overflow. Only against frequent evictions (about one a minute is fine):
+        // it costs admissions, where a larger pool (below) costs none.
         if c.retracts_often() {
-            let cur = c.r.config.schedule_conservativeness.unwrap_or(1.0);
-            v.push(action(
+            let cur = c.r.config.schedule_conservativeness.unwrap_or(k.default);
+            v.push(lever(
                 c,
-                "schedule_conservativeness",
-                format!("--schedule-conservativeness {:.1}", (cur * 1.3).max(1.3)),
-                "Reserve more room for running requests' future tokens before admitting new ones, so the pool stops overflowing".to_string(),
+                &k.raise,
+                &format!("{:.1}", (cur * 1.3).max(1.3)),
+                "",
                 &[],
-                "fewer retractions; slightly fewer requests running at once",
             ));
         }
         v.push(more_kv_memory(c));
         v.extend(fp8_kv(c));
         return v;
     }
-    // vLLM's own order: more KV memory first, then fewer sequences, which stops
-    // preemptions by running fewer at once.
+    // Nothing reserved: more KV memory first, then fewer sequences, which stops
+    // evictions by running fewer at once.
     v.push(more_kv_memory(c));
     v.extend(fp8_kv(c));
-    if c.trtllm && c.retracts_often() {
-        // Pauses come only from MAX_UTILIZATION; the default policy never pauses.
-        v.push(action(
-            c,
-            "capacity_scheduler_policy",
-            "scheduler_config.capacity_scheduler_policy: GUARANTEED_NO_EVICT (in the YAML of --extra_llm_api_options)".to_string(),
-            "Paused requests come from the MAX_UTILIZATION policy, which admits against the blocks in use and pauses requests when outputs outgrow the pool; the default policy reserves each request's whole length before admitting it, so none is paused and recomputed".to_string(),
-            &[],
-            "no pauses; fewer requests running at once (set max_tokens on requests to keep reservations small)",
-        ));
+    if let Some(policy) =
+        c.p.levers
+            .capacity_policy
+            .as_ref()
+            .filter(|_| c.retracts_often())
+    {
+        // Evictions come only from the policy that admits against the blocks in use.
+        v.push(lever(c, &policy.reserve_whole, "", "", &[]));
     }
     // Only against a measured batch: a bare preemption warning does not say how many run.
     if let Some(n) =

@@ -1,10 +1,11 @@
 //! Prefill (prompt processing) is where the time goes, or what holds admission back.
 
-use crate::diagnose::actions::action;
+use crate::diagnose::actions::{action, lever};
 use crate::diagnose::context::{prefill_time_dominates, Ctx};
 use crate::diagnose::evidence::{
     concurrency_evidence, ev, finish, kv_evidence, throughput_evidence,
 };
+use crate::model::profile::{PrefillLever, TokenBudget};
 use crate::report::{Action, Finding, Kind};
 use crate::text::num::{count, num, pct};
 
@@ -94,123 +95,56 @@ pub fn prefill(c: &Ctx, confidence: f64) -> Finding {
 }
 
 fn actions(c: &Ctx) -> Vec<Action> {
-    let mut v = Vec::new();
     let cfg = &c.r.config;
-    if c.sglang {
-        let cur = cfg.chunked_prefill_size.filter(|v| *v > 0).unwrap_or(8192);
-        v.push(action(
-            c,
-            "chunked_prefill",
-            format!("--chunked-prefill-size {}", cur * 2),
-            format!("Each prefill batch takes at most {cur} tokens; larger chunks admit waiting requests faster when memory allows (smaller ones if prefill runs out of memory)"),
-            &[],
-            "faster admission of long prompts",
-        ));
-        v.push(action(
-            c,
-            "mixed_chunk",
-            "--enable-mixed-chunk".to_string(),
-            "Run prefill chunks together with decode steps, so running requests keep generating while new ones are admitted".to_string(),
-            &[],
-            "",
-        ));
-        if c.r.summary.cached_prompt_tokens > 0 {
-            v.push(action(
-                c,
-                "lpm",
-                "--schedule-policy lpm".to_string(),
-                "Prompts share prefixes (the log shows cached tokens): longest-prefix-match scheduling raises cache hits and skips recomputation".to_string(),
-                &[],
-                "",
-            ));
+    let mut v = Vec::new();
+    for l in c.p.levers.prefill {
+        match l {
+            PrefillLever::Always(l) => v.push(lever(c, l, "", "", &[])),
+            PrefillLever::Budget {
+                lever: l,
+                setting,
+                default,
+            } => {
+                let cur = match setting {
+                    TokenBudget::ChunkedPrefillSize => cfg
+                        .chunked_prefill_size
+                        .filter(|v| *v > 0)
+                        .map(|v| v as u64),
+                    TokenBudget::MaxPrefillTokens => cfg.max_prefill_tokens,
+                    TokenBudget::MaxBatchedTokens => cfg.max_batched_tokens,
+                }
+                .unwrap_or(*default);
+                let doubled = cur.saturating_mul(2).to_string();
+                v.push(lever(c, l, &doubled, &cur.to_string(), &[]));
+            }
+            PrefillLever::SharedPrefixes(l) => {
+                if c.r.summary.cached_prompt_tokens > 0 {
+                    v.push(lever(c, l, "", "", &[]));
+                }
+            }
+            PrefillLever::PrefixCaching => v.extend(reuse_prefixes(c)),
+            PrefillLever::MoreCompute(l) => {
+                if let Some(share) = c
+                    .facts
+                    .prefill_time_share
+                    .filter(|_| prefill_time_dominates(c))
+                {
+                    v.push(lever(c, l, "", &pct(share), &[]));
+                }
+            }
         }
-        v.push(action(
-            c,
-            "more_replicas",
-            "--dp-size 2 (or prefill/decode disaggregation: --disaggregation-mode prefill|decode)"
-                .to_string(),
-            "More prefill compute: data-parallel replicas, or dedicated prefill servers"
-                .to_string(),
-            &[],
-            "",
-        ));
-    } else if c.trtllm {
-        if let Some(share) = c
-            .facts
-            .prefill_time_share
-            .filter(|_| prefill_time_dominates(c))
-        {
-            // Prefill is busy, not held back: a larger budget only makes its iterations longer.
-            v.push(action(
-                c,
-                "more_replicas",
-                "another replica behind the load balancer (or disaggregated serving: context and generation servers apart)".to_string(),
-                format!(
-                    "Iterations that prefill take {} of the time: the GPU is busy with prompts, so more prefill compute, not more room for requests, raises throughput",
-                    crate::text::num::pct(share)
-                ),
-                &[],
-                "throughput up about in proportion to the prefill compute added",
-            ));
-        }
-        let cur = cfg.max_batched_tokens.unwrap_or(8192);
-        v.push(action(
-            c,
-            "batched_tokens",
-            format!("--max_num_tokens {}", cur * 2),
-            format!("Each iteration schedules at most {cur} tokens; a larger budget admits long prompts in fewer iterations"),
-            &[],
-            "",
-        ));
-        v.push(action(
-            c,
-            "chunked_prefill",
-            "--enable_chunked_prefill".to_string(),
-            "Split long prompts into chunks that run beside decode steps, so they neither stall running requests nor wait for a whole-prompt budget".to_string(),
-            &[],
-            "",
-        ));
-    } else if c.lmdeploy {
-        let cur = cfg.max_prefill_tokens.unwrap_or(8192);
-        v.push(action(
-            c,
-            "prefill_tokens",
-            format!("--max-prefill-token-num {}", cur * 2),
-            format!("Each prefill step takes at most {cur} tokens; a larger budget admits long prompts in fewer steps"),
-            &[],
-            "",
-        ));
-        v.extend(reuse_prefixes(c));
-    } else {
-        let cur = cfg.max_batched_tokens.unwrap_or(8192);
-        v.push(action(
-            c,
-            "batched_tokens",
-            format!("--max-num-batched-tokens {}", cur * 2),
-            format!("Each step processes at most {cur} tokens; a larger budget admits long prompts in fewer steps"),
-            &[],
-            "",
-        ));
-        v.extend(reuse_prefixes(c));
-        v.push(action(
-            c,
-            "chunked_prefill",
-            "--enable-chunked-prefill".to_string(),
-            "Interleave prompt chunks with decode steps so long prompts do not stall running requests".to_string(),
-            &[],
-            "",
-        ));
     }
     v
 }
 
-/// Prefix caching, where the log does not say it is on (vLLM, LMDeploy).
+/// Prefix caching, where the engine has a flag for it and the log does not say it is on.
 fn reuse_prefixes(c: &Ctx) -> Option<Action> {
+    let flag = c.p.levers.prefix_caching?;
     (c.r.config.prefix_caching != Some(true)).then(|| {
         action(
             c,
             "prefix_caching",
-            "--enable-prefix-caching".to_string(),
+            flag.to_string(),
             "Reuse the KV of shared prompt prefixes instead of recomputing them".to_string(),
             &[],
             "",

@@ -1,7 +1,8 @@
 //! LMDeploy's TurboMind/PyTorch scheduler, as the later stages read it.
 
 use crate::model::profile::{
-    Admission, FreeShare, KvMemory, Levers, Profile, RaiseCap, ShareOfFree,
+    Admission, FreeShare, KvMemory, Lever, Levers, PrefillLever, Profile, RaiseCap, ShareOfFree,
+    TokenBudget,
 };
 
 pub const PROFILE: Profile = Profile {
@@ -10,6 +11,7 @@ pub const PROFILE: Profile = Profile {
     eviction: ("preemption", "preempted"),
     prefill_batches_logged: false,
     pool_per_rank: false,
+    reservation: None,
     levers: Levers {
         running_cap: "--max-batch-size",
         raise_cap: RaiseCap {
@@ -32,5 +34,37 @@ pub const PROFILE: Profile = Profile {
             most: 0.95,
             after: "left after the weights",
         }),
+        host_tier: None,
+        conservativeness: None,
+        tensor_parallel: Some("--tp 2 (or more GPUs per replica)"),
+        prefix_caching: Some("--enable-prefix-caching"),
+        capacity_policy: None,
+        prefill: &[
+            PrefillLever::Budget {
+                lever: Lever {
+                    id: "prefill_tokens",
+                    flag: "--max-prefill-token-num {}",
+                    why: "Each prefill step takes at most {} tokens; a larger budget admits long prompts in fewer steps",
+                    effect: "",
+                },
+                setting: TokenBudget::MaxPrefillTokens,
+                default: 8192,
+            },
+            PrefillLever::PrefixCaching,
+        ],
+        decode_saturated: &[
+            Lever {
+                id: "quantize",
+                flag: "--model-format awq (a 4-bit AWQ model, e.g. from lmdeploy lite auto_awq)",
+                why: "Decode reads every weight each step; 4-bit weights read a quarter of the bytes",
+                effect: "",
+            },
+            Lever {
+                id: "more_gpus",
+                flag: "--tp 2 or --dp 2",
+                why: "More GPUs per replica, or more replicas",
+                effect: "",
+            },
+        ],
     },
 };

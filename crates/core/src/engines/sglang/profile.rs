@@ -1,6 +1,9 @@
 //! SGLang's scheduler, as the later stages read it.
 
-use crate::model::profile::{Admission, KvMemory, Lever, Levers, Profile, RaiseCap};
+use crate::model::profile::{
+    Admission, Conservativeness, HostTier, KvMemory, Lever, Levers, PrefillLever, Profile,
+    RaiseCap, TierSize, TokenBudget,
+};
 
 pub const PROFILE: Profile = Profile {
     engine: "sglang",
@@ -8,6 +11,7 @@ pub const PROFILE: Profile = Profile {
     eviction: ("retraction", "retracted"),
     prefill_batches_logged: true,
     pool_per_rank: true,
+    reservation: Some("SGLang admits a request only if the pool can also hold the future tokens it reserves for running requests (new_token_ratio × remaining max_new_tokens), so the pool is full once reservations are counted"),
     levers: Levers {
         running_cap: "--max-running-requests",
         raise_cap: RaiseCap {
@@ -38,5 +42,84 @@ pub const PROFILE: Profile = Profile {
             small_step: 0.01,
             most: 0.95,
         },
+        host_tier: Some(HostTier {
+            lever: Lever {
+                id: "hierarchical_cache",
+                flag: "--enable-hierarchical-cache --hicache-size {}",
+                why: "A host-memory tier behind the GPU pool keeps evicted prefixes (system prompts, earlier turns) in CPU RAM and loads them back instead of recomputing; it helps most when prompts share prefixes",
+                effect: "more prefix-cache hits and shorter prefills; the GPU pool for running requests stays the same size",
+            },
+            size: TierSize::Gigabytes,
+        }),
+        conservativeness: Some(Conservativeness {
+            default: 1.0,
+            lower: Lever {
+                id: "schedule_conservativeness",
+                flag: "--schedule-conservativeness {}",
+                why: "The pool looks full only because of what SGLang reserves for future tokens. A lower conservativeness reserves less and admits more requests; if they then outgrow the pool, requests are retracted (about one retraction per minute is fine)",
+                effect: "risk: retractions if outputs run long",
+            },
+            raise: Lever {
+                id: "schedule_conservativeness",
+                flag: "--schedule-conservativeness {}",
+                why: "Reserve more room for running requests' future tokens before admitting new ones, so the pool stops overflowing",
+                effect: "fewer retractions; slightly fewer requests running at once",
+            },
+        }),
+        // For the pool, the host tier and the reservations come first.
+        tensor_parallel: None,
+        // The radix cache shares prefixes by default.
+        prefix_caching: None,
+        capacity_policy: None,
+        prefill: &[
+            PrefillLever::Budget {
+                lever: Lever {
+                    id: "chunked_prefill",
+                    flag: "--chunked-prefill-size {}",
+                    why: "Each prefill batch takes at most {} tokens; larger chunks admit waiting requests faster when memory allows (smaller ones if prefill runs out of memory)",
+                    effect: "faster admission of long prompts",
+                },
+                setting: TokenBudget::ChunkedPrefillSize,
+                default: 8192,
+            },
+            PrefillLever::Always(Lever {
+                id: "mixed_chunk",
+                flag: "--enable-mixed-chunk",
+                why: "Run prefill chunks together with decode steps, so running requests keep generating while new ones are admitted",
+                effect: "",
+            }),
+            PrefillLever::SharedPrefixes(Lever {
+                id: "lpm",
+                flag: "--schedule-policy lpm",
+                why: "Prompts share prefixes (the log shows cached tokens): longest-prefix-match scheduling raises cache hits and skips recomputation",
+                effect: "",
+            }),
+            PrefillLever::Always(Lever {
+                id: "more_replicas",
+                flag: "--dp-size 2 (or prefill/decode disaggregation: --disaggregation-mode prefill|decode)",
+                why: "More prefill compute: data-parallel replicas, or dedicated prefill servers",
+                effect: "",
+            }),
+        ],
+        decode_saturated: &[
+            Lever {
+                id: "quantize",
+                flag: "--quantization fp8",
+                why: "Decode reads every weight each step; FP8 weights halve the bytes per step",
+                effect: "",
+            },
+            Lever {
+                id: "speculative",
+                flag: "--speculative-algorithm EAGLE (with a draft model)",
+                why: "Speculative decoding commits several tokens per step when the draft is accepted",
+                effect: "",
+            },
+            Lever {
+                id: "more_gpus",
+                flag: "--tp-size 2 or --dp-size 2",
+                why: "More GPUs per replica, or more replicas",
+                effect: "",
+            },
+        ],
     },
 };

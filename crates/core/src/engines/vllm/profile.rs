@@ -1,6 +1,8 @@
 //! vLLM's scheduler (V0 and V1), as the later stages read it.
 
-use crate::model::profile::{Admission, KvMemory, Levers, Profile, RaiseCap};
+use crate::model::profile::{
+    Admission, KvMemory, Lever, Levers, PrefillLever, Profile, RaiseCap, TokenBudget,
+};
 
 pub const PROFILE: Profile = Profile {
     engine: "vllm",
@@ -8,6 +10,7 @@ pub const PROFILE: Profile = Profile {
     eviction: ("preemption", "preempted"),
     prefill_batches_logged: false,
     pool_per_rank: false,
+    reservation: None,
     levers: Levers {
         running_cap: "--max-num-seqs",
         raise_cap: RaiseCap {
@@ -28,5 +31,49 @@ pub const PROFILE: Profile = Profile {
             step: 0.05,
             most: 0.97,
         },
+        host_tier: None,
+        conservativeness: None,
+        tensor_parallel: Some("--tensor-parallel-size 2 (or more GPUs per replica)"),
+        prefix_caching: Some("--enable-prefix-caching"),
+        capacity_policy: None,
+        prefill: &[
+            PrefillLever::Budget {
+                lever: Lever {
+                    id: "batched_tokens",
+                    flag: "--max-num-batched-tokens {}",
+                    why: "Each step processes at most {} tokens; a larger budget admits long prompts in fewer steps",
+                    effect: "",
+                },
+                setting: TokenBudget::MaxBatchedTokens,
+                default: 8192,
+            },
+            PrefillLever::PrefixCaching,
+            PrefillLever::Always(Lever {
+                id: "chunked_prefill",
+                flag: "--enable-chunked-prefill",
+                why: "Interleave prompt chunks with decode steps so long prompts do not stall running requests",
+                effect: "",
+            }),
+        ],
+        decode_saturated: &[
+            Lever {
+                id: "quantize",
+                flag: "--quantization fp8",
+                why: "FP8 weights halve the bytes each decode step reads",
+                effect: "",
+            },
+            Lever {
+                id: "speculative",
+                flag: r#"--speculative-config '{"method": "ngram", "num_speculative_tokens": 4}'"#,
+                why: "Speculative decoding commits several tokens per step when drafts are accepted",
+                effect: "",
+            },
+            Lever {
+                id: "more_gpus",
+                flag: "--tensor-parallel-size 2 or --data-parallel-size 2",
+                why: "More GPUs per replica, or more replicas",
+                effect: "",
+            },
+        ],
     },
 };
