@@ -15,7 +15,6 @@ pub struct Ctx<'a> {
     pub p: &'static Profile,
     pub w: Window,
     pub facts: Facts,
-    pub sglang: bool,
     pub stat_lines: u64,
     pub has_decode: bool,
     pub prefill_lines: u64,
@@ -40,7 +39,6 @@ impl<'a> Ctx<'a> {
             ),
         };
         let has_decode = r.summary.gen_throughput_tok_s.is_some();
-        let sglang = p.engine == "sglang";
         let run = w.running.unwrap_or(0.0);
         let capacity = r.config.kv_capacity_tokens.map(|v| v as f64);
         let kv_per_request = match (w.kv_usage, capacity) {
@@ -76,12 +74,12 @@ impl<'a> Ctx<'a> {
             // A rate needs time to spread over: none without busy time, and at least a minute.
             retractions_per_minute: (r.summary.retractions > 0 && r.busy_seconds > 0.0)
                 .then(|| sig(r.summary.retractions as f64 / busy_min.max(1.0))),
-            // SGLang prints a prefill line per batch, its rate over the gap since the
-            // last one: averaged over the lines it says how fast prefill runs, not
-            // how much of the work it is. The token counts say that, given enough
-            // decode lines to sum generated tokens over. vLLM's interval lines give
+            // A log with a line per prefill batch gives its rate over the gap since
+            // the last one: averaged over the lines it says how fast prefill runs,
+            // not how much of the work it is. The token counts say that, given
+            // enough decode lines to sum generated tokens over. Interval lines give
             // both rates over the same interval.
-            prefill_token_share: prefill_volume_share(r, sglang, decode_lines).or_else(|| {
+            prefill_token_share: prefill_volume_share(r, p, decode_lines).or_else(|| {
                 input
                     .zip(w.gen_tok_s)
                     .filter(|(i, g)| i + g > 0.0)
@@ -94,7 +92,6 @@ impl<'a> Ctx<'a> {
         Ctx {
             r,
             facts,
-            sglang,
             p,
             stat_lines,
             has_decode,
@@ -220,12 +217,14 @@ pub(super) fn running_cap(r: &Report, w: &Window) -> (Option<f64>, bool) {
     }
 }
 
-/// Prompt tokens ÷ (prompt + generated tokens), from the counts: SGLang logs
-/// only, with 10 or more decode lines to estimate the generated tokens from.
-fn prefill_volume_share(r: &Report, sglang: bool, decode_lines: u64) -> Option<f64> {
+/// Prompt tokens ÷ (prompt + generated tokens), from the counts: logs with a
+/// line per prefill batch only, with 10 or more decode lines to estimate the
+/// generated tokens from.
+fn prefill_volume_share(r: &Report, profile: &Profile, decode_lines: u64) -> Option<f64> {
     let s = &r.summary;
     let (p, g) = (s.prefill_tokens as f64, s.generated_tokens_estimate);
-    (sglang && decode_lines >= 10 && p > 0.0 && g > 0.0).then(|| dec(p / (p + g), 4))
+    (profile.prefill_batches_logged && decode_lines >= 10 && p > 0.0 && g > 0.0)
+        .then(|| dec(p / (p + g), 4))
 }
 
 /// Prefill takes most of the time: as the log times its iterations, two thirds

@@ -256,10 +256,10 @@ pub(super) fn no_stats_evidence(c: &Ctx) -> Evidence {
     }
     let hint = if c.r.input.other_server.is_some() {
         "batchlens reads SGLang `Decode batch` lines, vLLM `Avg prompt throughput … Running: … reqs` lines, LMDeploy's `Avg thr (in/out) … Engine (running/waiting)` metrics lines and TensorRT-LLM's iteration stats"
-    } else if c.r.engine == "vllm" {
-        "vLLM prints `Avg prompt throughput … Running: … reqs` lines every 5–10 s while serving (not with --disable-log-stats or several API servers) — make sure the log covers a period with load and INFO-level logging"
     } else {
-        "SGLang prints `Decode batch` lines and vLLM `Avg prompt throughput … Running: … reqs` lines while serving — make sure the log covers a period with load and INFO-level logging"
+        c.p.stats_lines_hint.unwrap_or(
+            "SGLang prints `Decode batch` lines and vLLM `Avg prompt throughput … Running: … reqs` lines while serving — make sure the log covers a period with load and INFO-level logging",
+        )
     };
     ev(
         format!(

@@ -23,8 +23,6 @@ pub enum Admission {
 /// An engine's words and levers.
 #[derive(Debug)]
 pub struct Profile {
-    /// The engine's name in the report (`sglang`, `vllm`, …).
-    pub engine: &'static str,
     pub admission: Admission,
     /// What the engine calls evicting a running request, and the participle
     /// (`retraction`/`retracted`, `preemption`/`preempted`, `pause`/`paused`).
@@ -40,8 +38,27 @@ pub struct Profile {
     /// full once reservations are counted"), where it reserves: why a pool that
     /// admits nothing more can be well short of full.
     pub reservation: Option<&'static str>,
+    /// What the engine's tuning guide says of evictions and queues, where
+    /// batchlens quotes it.
+    pub guide: Option<Guide>,
+    /// Where the engine's stats lines come from, said of a log that holds none;
+    /// `None`: the hint that names every engine's lines.
+    pub stats_lines_hint: Option<&'static str>,
     /// The flags and texts of the advice.
     pub levers: Levers,
+}
+
+/// The tuning guide's words.
+#[derive(Debug)]
+pub struct Guide {
+    /// Fewer evictions than about one a minute are fine: the evidence to cite.
+    pub few_evictions: &'static str,
+    /// The same, as the headline's closing clause.
+    pub few_evictions_headline: &'static str,
+    /// A queue near empty means the client submits too slowly: the evidence to cite.
+    pub empty_queue: &'static str,
+    /// The client's advice to go on doubling its concurrency (after a comma).
+    pub keep_doubling: &'static str,
 }
 
 /// One change to advise, in the engine's words: the action's id, the flag (or

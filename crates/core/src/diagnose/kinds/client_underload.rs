@@ -46,11 +46,8 @@ pub fn client(c: &Ctx, confidence: f64) -> Finding {
             Vec::new(),
         ));
     }
-    if c.sglang {
-        evidence.push(ev(
-            "SGLang's tuning guide: #queue-req near 0 means the client submits too slowly; a healthy queue is 100–2000".to_string(),
-            Vec::new(),
-        ));
+    if let Some(g) = &c.p.guide {
+        evidence.push(ev(g.empty_queue.to_string(), Vec::new()));
     }
     let idle_all = c.run() == 0.0 && c.queued() == 0.0;
     let headline = if idle_all {
@@ -106,17 +103,18 @@ fn actions(c: &Ctx) -> Vec<Action> {
     // The model predicts near the batch sizes the log shows: doubling is a step
     // it can vouch for, and the advice says to go on while it pays.
     let step = if target < run * 2.0 {
-        ", up to what the server can hold"
-    } else if c.sglang {
-        ", and keep doubling the concurrency while throughput rises (SGLang's guide: a healthy queue holds 100–2000 waiting)"
+        "up to what the server can hold"
     } else {
-        ", and keep doubling the concurrency while throughput rises, until requests start to wait"
+        c.p.guide.as_ref().map_or(
+            "and keep doubling the concurrency while throughput rises, until requests start to wait",
+            |g| g.keep_doubling,
+        )
     };
     vec![client_concurrency(
         c,
         target,
         format!(
-            "The server has KV and slots to spare: send more requests at once{step}{}",
+            "The server has KV and slots to spare: send more requests at once, {step}{}",
             if c.facts.idle_fraction.is_some_and(|f| f > 0.05) {
                 "; also remove the gaps where the client sends nothing"
             } else {

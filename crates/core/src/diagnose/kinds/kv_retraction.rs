@@ -45,11 +45,10 @@ pub fn retraction(c: &Ctx, confidence: f64) -> Finding {
             c.line(),
         ));
     }
-    if c.sglang && rate.is_some_and(|r| r < 1.0) {
-        evidence.push(ev(
-            "SGLang's tuning guide: about one retraction per minute is acceptable; more means admission is too optimistic".to_string(),
-            Vec::new(),
-        ));
+    // Fewer than about one a minute, as the engine's tuning guide counts them.
+    let fine = c.p.guide.as_ref().filter(|_| rate.is_some_and(|r| r < 1.0));
+    if let Some(g) = fine {
+        evidence.push(ev(g.few_evictions.to_string(), Vec::new()));
     }
     Finding {
         kind: Kind::KvRetraction,
@@ -63,11 +62,8 @@ pub fn retraction(c: &Ctx, confidence: f64) -> Finding {
                 format!("{} times", num(s.retractions as f64))
             },
             per_min(" ({} per minute)"),
-            if c.sglang && rate.is_some_and(|r| r < 1.0) {
-                "fewer than the one a minute SGLang's tuning guide calls fine"
-            } else {
-                "wasting work and delaying them"
-            }
+            fine.map_or("wasting work and delaying them", |g| g
+                .few_evictions_headline)
         ),
         evidence: finish(c, evidence),
         actions: actions(c),

@@ -6,12 +6,13 @@ use crate::model::profile::{
 };
 
 pub const PROFILE: Profile = Profile {
-    engine: "lmdeploy",
     admission: Admission::NoReservation,
     eviction: ("preemption", "preempted"),
     prefill_batches_logged: false,
     pool_per_rank: false,
     reservation: None,
+    guide: None,
+    stats_lines_hint: None,
     levers: Levers {
         running_cap: "--max-batch-size",
         raise_cap: RaiseCap {

@@ -1,17 +1,23 @@
 //! SGLang's scheduler, as the later stages read it.
 
 use crate::model::profile::{
-    Admission, Conservativeness, HostTier, KvMemory, Lever, Levers, PrefillLever, Profile,
+    Admission, Conservativeness, Guide, HostTier, KvMemory, Lever, Levers, PrefillLever, Profile,
     RaiseCap, TierSize, TokenBudget,
 };
 
 pub const PROFILE: Profile = Profile {
-    engine: "sglang",
     admission: Admission::ReservesFutureTokens,
     eviction: ("retraction", "retracted"),
     prefill_batches_logged: true,
     pool_per_rank: true,
     reservation: Some("SGLang admits a request only if the pool can also hold the future tokens it reserves for running requests (new_token_ratio × remaining max_new_tokens), so the pool is full once reservations are counted"),
+    guide: Some(Guide {
+        few_evictions: "SGLang's tuning guide: about one retraction per minute is acceptable; more means admission is too optimistic",
+        few_evictions_headline: "fewer than the one a minute SGLang's tuning guide calls fine",
+        empty_queue: "SGLang's tuning guide: #queue-req near 0 means the client submits too slowly; a healthy queue is 100–2000",
+        keep_doubling: "and keep doubling the concurrency while throughput rises (SGLang's guide: a healthy queue holds 100–2000 waiting)",
+    }),
+    stats_lines_hint: None,
     levers: Levers {
         running_cap: "--max-running-requests",
         raise_cap: RaiseCap {

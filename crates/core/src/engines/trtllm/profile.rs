@@ -6,13 +6,14 @@ use crate::model::profile::{
 };
 
 pub const PROFILE: Profile = Profile {
-    engine: "trtllm",
     admission: Admission::ReservesWholeRequest,
     // Its scheduler pauses requests to free blocks (MAX_UTILIZATION only).
     eviction: ("pause", "paused"),
     prefill_batches_logged: false,
     pool_per_rank: false,
     reservation: Some("TensorRT-LLM's default policy (GUARANTEED_NO_EVICT) admits a request only if the pool can hold its prompt and all of its max_tokens, so the pool is full once reservations are counted"),
+    guide: None,
+    stats_lines_hint: None,
     levers: Levers {
         running_cap: "--max_batch_size",
         raise_cap: RaiseCap {

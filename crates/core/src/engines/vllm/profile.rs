@@ -5,12 +5,13 @@ use crate::model::profile::{
 };
 
 pub const PROFILE: Profile = Profile {
-    engine: "vllm",
     admission: Admission::NoReservation,
     eviction: ("preemption", "preempted"),
     prefill_batches_logged: false,
     pool_per_rank: false,
     reservation: None,
+    guide: None,
+    stats_lines_hint: Some("vLLM prints `Avg prompt throughput … Running: … reqs` lines every 5–10 s while serving (not with --disable-log-stats or several API servers) — make sure the log covers a period with load and INFO-level logging"),
     levers: Levers {
         running_cap: "--max-num-seqs",
         raise_cap: RaiseCap {
