@@ -16,27 +16,26 @@ pub fn kv_capacity(c: &Ctx, confidence: f64) -> Finding {
     if let Some(e) = kv_evidence(c) {
         evidence.push(e);
     }
-    if let Some(reservation) = c.p.reservation.filter(|_| c.reserves()) {
-        if kv < 0.9 && c.waiting() {
-            let budget = c
-                .prompt_budget_use()
-                .filter(|_| c.reserves_whole_requests())
-                .map(|u| {
-                    format!(
-                        "; iterations use {} of their {}-token prompt budget, so prefill does not hold admission back",
-                        if u < 0.01 { "under 1%".to_string() } else { pct(u) },
-                        num(c.r.config.max_batched_tokens.unwrap_or(8192) as f64)
-                    )
-                })
-                .unwrap_or_default();
-            evidence.push(ev(
+    let held = kv < 0.9 && c.waiting() && c.reserves();
+    if let Some(reservation) = c.p.reservation.filter(|_| held) {
+        let budget = c
+            .prompt_budget_use()
+            .filter(|_| c.reserves_whole_requests())
+            .map(|u| {
                 format!(
-                    "Usage sits at {} yet nothing more is admitted: {reservation}{budget}",
-                    pct(kv)
-                ),
-                c.line(),
-            ));
-        }
+                    "; iterations use {} of their {}-token prompt budget, so prefill does not hold admission back",
+                    if u < 0.01 { "under 1%".to_string() } else { pct(u) },
+                    num(c.r.config.max_batched_tokens.unwrap_or(8192) as f64)
+                )
+            })
+            .unwrap_or_default();
+        evidence.push(ev(
+            format!(
+                "Usage sits at {} yet nothing more is admitted: {reservation}{budget}",
+                pct(kv)
+            ),
+            c.line(),
+        ));
     }
     if let Some(m) = c.r.config.mem_fraction_static {
         let avail =

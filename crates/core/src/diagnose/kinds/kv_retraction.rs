@@ -62,8 +62,10 @@ pub fn retraction(c: &Ctx, confidence: f64) -> Finding {
                 format!("{} times", num(s.retractions as f64))
             },
             per_min(" ({} per minute)"),
-            fine.map_or("wasting work and delaying them", |g| g
-                .few_evictions_headline)
+            match fine {
+                Some(g) => g.few_evictions_headline,
+                None => "wasting work and delaying them",
+            }
         ),
         evidence: finish(c, evidence),
         actions: actions(c),
@@ -90,8 +92,8 @@ fn actions(c: &Ctx) -> Vec<Action> {
         v.extend(fp8_kv(c));
         return v;
     }
-    // Nothing reserved: more KV memory first, then fewer sequences, which stops
-    // evictions by running fewer at once.
+    // No reservation to tune: more KV memory first, then fewer sequences, which
+    // stops evictions by running fewer at once.
     v.push(more_kv_memory(c));
     v.extend(fp8_kv(c));
     if let Some(policy) =
