@@ -200,6 +200,9 @@ const UNKNOWN: crate::model::profile::Profile = crate::model::profile::Profile {
     ..vllm::profile::PROFILE
 };
 
+#[cfg(test)]
+mod profile_checks;
+
 /// What the engine parsers' unit tests share.
 #[cfg(test)]
 pub(crate) mod test_support {
