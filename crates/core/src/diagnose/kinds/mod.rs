@@ -2,6 +2,7 @@
 
 mod client_underload;
 mod decode_saturated;
+pub(super) mod insufficient_data;
 mod kv_cache_capacity;
 mod kv_retraction;
 mod prefill_heavy;
