@@ -456,6 +456,46 @@ fn a_vllm_log_whose_stats_were_turned_off_says_why() {
     assert_eq!(r.input.stats_disabled, None);
 }
 
+/// A log with no stats lines says where they would come from: the engine's own
+/// lines where the engine is known (here because the caller names it), every
+/// engine's where it is not.
+#[test]
+fn a_log_without_stats_lines_says_where_the_engines_stats_lines_come_from() {
+    let log = common::fixture("vllm/vllm_34_v1-startup-banner-unicode-trailing-spaces.log");
+    let hint = |engine: Option<batchlens_core::Engine>| {
+        let opts = batchlens_core::Options {
+            engine,
+            ..Default::default()
+        };
+        let r = batchlens_core::analyze(&log, opts);
+        assert_eq!(primary(&r), Kind::InsufficientData);
+        let d = r.diagnosis.unwrap();
+        (
+            r.engine,
+            d.primary.evidence.last().unwrap().statement.clone(),
+        )
+    };
+    let (engine, said) = hint(None);
+    assert_eq!(engine, "unknown");
+    assert!(
+        said.contains("SGLang prints `Decode batch` lines and vLLM `Avg prompt throughput"),
+        "{said}"
+    );
+    let (engine, said) = hint(Some(batchlens_core::Engine::Vllm));
+    assert_eq!(engine, "vllm");
+    assert!(
+        said.contains("vLLM prints `Avg prompt throughput … Running: … reqs` lines every 5–10 s"),
+        "{said}"
+    );
+    assert!(!said.contains("SGLang"), "{said}");
+    let (engine, said) = hint(Some(batchlens_core::Engine::Sglang));
+    assert_eq!(engine, "sglang");
+    assert!(
+        said.contains("SGLang prints `Decode batch` lines"),
+        "{said}"
+    );
+}
+
 /// Real logs whose situation is clear (tests/fixtures/SOURCES.md): the kind a serving expert picks.
 #[test]
 fn real_logs_get_the_kind_an_expert_would_pick() {

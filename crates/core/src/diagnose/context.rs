@@ -17,14 +17,6 @@ pub struct Ctx<'a> {
     pub p: &'static Profile,
     pub w: Window,
     pub facts: Facts,
-    pub sglang: bool,
-    /// LMDeploy: vLLM's paged-block semantics, its own flags.
-    pub lmdeploy: bool,
-    /// TensorRT-LLM: paged blocks, its own flags.
-    pub trtllm: bool,
-    /// TensorRT-LLM admitting against reservations: its default policy
-    /// (GUARANTEED_NO_EVICT), as no request was paused, which only MAX_UTILIZATION does.
-    pub trtllm_reserves: bool,
     pub stat_lines: u64,
     pub has_decode: bool,
     pub prefill_lines: u64,
@@ -49,7 +41,6 @@ impl<'a> Ctx<'a> {
             ),
         };
         let has_decode = r.summary.gen_throughput_tok_s.is_some();
-        let sglang = p.engine == "sglang";
         let run = w.running.unwrap_or(0.0);
         let capacity = r.config.kv_capacity_tokens.map(|v| v as f64);
         let kv_per_request = match (w.kv_usage, capacity) {
@@ -85,12 +76,12 @@ impl<'a> Ctx<'a> {
             // A rate needs time to spread over: none without busy time, and at least a minute.
             retractions_per_minute: (r.summary.retractions > 0 && r.busy_seconds > 0.0)
                 .then(|| sig(r.summary.retractions as f64 / busy_min.max(1.0))),
-            // SGLang prints a prefill line per batch, its rate over the gap since the
-            // last one: averaged over the lines it says how fast prefill runs, not
-            // how much of the work it is. The token counts say that, given enough
-            // decode lines to sum generated tokens over. vLLM's interval lines give
+            // A log with a line per prefill batch gives its rate over the gap since
+            // the last one: averaged over the lines it says how fast prefill runs,
+            // not how much of the work it is. The token counts say that, given
+            // enough decode lines to sum generated tokens over. Interval lines give
             // both rates over the same interval.
-            prefill_token_share: prefill_volume_share(r, sglang, decode_lines).or_else(|| {
+            prefill_token_share: prefill_volume_share(r, p, decode_lines).or_else(|| {
                 input
                     .zip(w.gen_tok_s)
                     .filter(|(i, g)| i + g > 0.0)
@@ -103,11 +94,6 @@ impl<'a> Ctx<'a> {
         Ctx {
             r,
             facts,
-            sglang,
-            lmdeploy: p.engine == "lmdeploy",
-            trtllm: p.engine == "trtllm",
-            trtllm_reserves: p.admission == Admission::ReservesWholeRequest
-                && r.summary.retractions == 0,
             p,
             stat_lines,
             has_decode,
@@ -134,13 +120,21 @@ impl<'a> Ctx<'a> {
         let q = self.w.typical_queue();
         q >= 1.0_f64.max(0.15 * self.run()) && self.w.queue_share.unwrap_or(0.0) >= 0.3
     }
-    /// KV usage above which a queue means the pool stops admission. SGLang
-    /// reserves room for running requests' future tokens, so its pool is full
-    /// well before `token usage` reaches 1.
+    /// Admission counts reservations beside the tokens in use: room for running
+    /// requests' future tokens, or for each request's whole length.
+    pub fn reserves(&self) -> bool {
+        self.p.admission == Admission::ReservesFutureTokens || self.reserves_whole_requests()
+    }
+    /// Admission reserves each request's whole length: an engine that does so by
+    /// default, as no request was evicted, which only its policy that reserves
+    /// nothing does.
+    pub fn reserves_whole_requests(&self) -> bool {
+        self.p.admission == Admission::ReservesWholeRequest && self.r.summary.retractions == 0
+    }
+    /// KV usage above which a queue means the pool stops admission. Where
+    /// admission reserves, the pool is full well before its usage reaches 1.
     pub fn kv_bound_threshold(&self) -> f64 {
-        // TensorRT-LLM's default policy (GUARANTEED_NO_EVICT) admits a request only
-        // with room for its prompt and all of its max_tokens: a reservation like SGLang's.
-        if self.sglang || self.trtllm_reserves {
+        if self.reserves() {
             // The reservation is for future output tokens: large when outputs are long
             // (the threshold drops to 0.5), small when prompts dwarf outputs (0.85).
             let share = self.facts.prefill_token_share.unwrap_or(0.0);
@@ -171,12 +165,12 @@ impl<'a> Ctx<'a> {
             .or(self.r.summary.input_throughput_tok_s.map(|d| d.mean))?;
         Some(input / (budget * gen / run))
     }
-    /// TensorRT-LLM: requests wait below the batch cap while iterations use
-    /// little of their prompt budget, so admission is not held back by prefill:
-    /// GUARANTEED_NO_EVICT's reservations (prompt plus all of max_tokens) hold
-    /// it, whatever share of the pool the tokens themselves use.
+    /// Requests wait below the batch cap while iterations use little of their
+    /// prompt budget, so admission is not held back by prefill: reservations of
+    /// whole requests (prompt plus all of max_tokens) hold it, whatever share of
+    /// the pool the tokens themselves use.
     pub fn reservations_bind(&self) -> bool {
-        self.trtllm_reserves
+        self.reserves_whole_requests()
             && self.waiting()
             && !self.at_cap()
             && self.prompt_budget_use().is_some_and(|u| u < 0.5)
@@ -198,12 +192,14 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// Prompt tokens ÷ (prompt + generated tokens), from the counts: SGLang logs
-/// only, with 10 or more decode lines to estimate the generated tokens from.
-fn prefill_volume_share(r: &Report, sglang: bool, decode_lines: u64) -> Option<f64> {
+/// Prompt tokens ÷ (prompt + generated tokens), from the counts: logs with a
+/// line per prefill batch only, with 10 or more decode lines to estimate the
+/// generated tokens from.
+fn prefill_volume_share(r: &Report, profile: &Profile, decode_lines: u64) -> Option<f64> {
     let s = &r.summary;
     let (p, g) = (s.prefill_tokens as f64, s.generated_tokens_estimate);
-    (sglang && decode_lines >= 10 && p > 0.0 && g > 0.0).then(|| dec(p / (p + g), 4))
+    (profile.prefill_batches_logged && decode_lines >= 10 && p > 0.0 && g > 0.0)
+        .then(|| dec(p / (p + g), 4))
 }
 
 /// Prefill takes most of the time: as the log times its iterations, two thirds

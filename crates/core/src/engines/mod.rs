@@ -182,17 +182,28 @@ impl LineParser for Parser {
     }
 }
 
-/// What the engine parsers' unit tests share./// The profile of the engine a report names (`sglang`, `vllm`, …); a log of no
-/// known engine is read as vLLM's (paged blocks, nothing reserved).
+/// The profile of the engine a report names (`sglang`, `vllm`, …).
 pub fn profile(engine: &str) -> &'static crate::model::profile::Profile {
     match engine {
         "sglang" => &sglang::profile::PROFILE,
+        "vllm" => &vllm::profile::PROFILE,
         "lmdeploy" => &lmdeploy::profile::PROFILE,
         "trtllm" => &trtllm::profile::PROFILE,
-        _ => &vllm::profile::PROFILE,
+        _ => &UNKNOWN,
     }
 }
 
+/// A log of no known engine is read as vLLM's (paged blocks, nothing reserved),
+/// but nothing is said of where its stats lines would come from.
+const UNKNOWN: crate::model::profile::Profile = crate::model::profile::Profile {
+    stats_lines_hint: None,
+    ..vllm::profile::PROFILE
+};
+
+#[cfg(test)]
+mod profile_checks;
+
+/// What the engine parsers' unit tests share.
 #[cfg(test)]
 pub(crate) mod test_support {
     use super::{LineParser, Outcome};
