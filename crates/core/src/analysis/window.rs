@@ -35,6 +35,9 @@ pub struct Window {
     pub demand_cv: Option<f64>,
     /// Share of the window's time with nothing running: no stats lines, or none running.
     pub idle_share: f64,
+    /// The queue grows through the window (its last quarter's mean over twice its first
+    /// quarter's, and by more than one request): more arrives than the server serves.
+    pub queue_growing: bool,
 }
 
 impl Window {
@@ -175,11 +178,21 @@ pub fn steady(r: &Report) -> Window {
     } else {
         0.0
     };
+    let queue_growing = {
+        let q: Vec<f64> = w.iter().filter_map(|p| p.queued).collect();
+        let k = q.len() / 4;
+        k >= 2 && {
+            let first = q[..k].iter().sum::<f64>() / k as f64;
+            let last = q[q.len() - k..].iter().sum::<f64>() / k as f64;
+            last > 2.0 * first + 1.0
+        }
+    };
     Window {
         start_s,
         end_s: end_s.min(r.span_seconds.max(end_s)),
         whole_run,
         demand_cv,
+        queue_growing,
         idle_share,
         running: weighted_mean(w, |p| p.running),
         queued: weighted_mean(w, |p| p.queued),

@@ -1,7 +1,7 @@
 //! The fitted model and its predictions: step time, KV footprint, admission.
 
 use super::prefill_share::{prefill_share, ShareInputs};
-use super::step_time::{StepInputs, StepTime};
+use super::step_time::{StepInputs, StepTime, PRIOR_N0};
 use super::Bound;
 use crate::model::profile::{Admission, Profile};
 use crate::report::Report;
@@ -39,6 +39,8 @@ pub struct Model {
     /// The client sends at its own pace (its requests in the server vary, or the server
     /// idles) and the queue empties now and then: throughput is what arrives.
     pub arrival_bound: bool,
+    /// Share of the judged window with nothing running.
+    pub idle_share: f64,
     /// Max running requests, all ranks together.
     pub max_running: Option<f64>,
     /// Ranks with their own pool and cap (SGLang data parallelism).
@@ -107,7 +109,8 @@ impl Model {
         let open_loop = w.idle_share > 0.05
             || w.demand_cv
                 .is_some_and(|cv| cv > 0.05_f64.max(0.5 / (running + queued).max(1.0).sqrt()));
-        let arrival_bound = open_loop && w.queue_share.unwrap_or(0.0) < 0.8;
+        // The queue empties now and then and does not grow: what arrives is served.
+        let arrival_bound = open_loop && w.queue_share.unwrap_or(0.0) < 0.95 && !w.queue_growing;
         let at_cap = max_running.is_some_and(|m| running >= 0.93 * m || running >= m - 1.0);
         let bound = if !queue_bound {
             Bound::Client
@@ -203,6 +206,7 @@ impl Model {
             bound,
             reserves,
             arrival_bound,
+            idle_share: w.idle_share,
             max_running,
             ranks,
             conservativeness: r.config.schedule_conservativeness.filter(|v| *v > 0.0),
@@ -379,7 +383,17 @@ impl Model {
                 if let Some(c) = cap {
                     n = n.min(c);
                 }
-                n / (self.a + b * n)
+                // A server fed at the client's pace has its batch follow the arrivals, so
+                // the fit's split of the step between its fixed and per-request parts
+                // mixes the two; the memory-bound prior splits the decode part instead
+                // (prefill's part stays per request). Its seconds per step are measured
+                // over wall time, idle included: the busy step is that much shorter.
+                let busy = (1.0 - self.idle_share).clamp(0.2, 1.0);
+                let decode = (self.a + (b - self.pf_per_request) * self.running).max(0.0);
+                let per_rank = self.running / self.ranks.max(1.0);
+                let fixed = decode * (1.0 - per_rank / (per_rank + PRIOR_N0));
+                let per_request = (self.a + b * self.running - fixed) / self.running.max(1.0);
+                n / ((fixed + per_request * n) * busy)
             };
             if arrival < ceiling {
                 gen = arrival;

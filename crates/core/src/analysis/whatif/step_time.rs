@@ -49,7 +49,7 @@ struct StepFit {
 }
 
 /// The prior's batch size at which the per-request part of a step equals the fixed part.
-const PRIOR_N0: f64 = 48.0;
+pub(super) const PRIOR_N0: f64 = 48.0;
 
 impl StepTime {
     /// Sets prefill's part of the step to `share` of it at `running` requests (the step's
