@@ -168,13 +168,24 @@ pub fn steady(r: &Report) -> Window {
             0.0
         }
     });
+    // Idle as the report counts it: silences longer than the idle gap, and buckets with
+    // nothing running or waiting (a log's stats lines are seconds apart, so a bucket
+    // without one is no silence).
     let width = r.timeline.bucket_seconds;
-    let busy_buckets = w
+    let silent: f64 = r
+        .timeline
+        .idle_gaps
         .iter()
-        .filter(|p| p.running.is_some_and(|n| n > 0.0))
-        .count() as f64;
-    let idle_share = if width > 0.0 && end_s > start_s {
-        (1.0 - busy_buckets * width / (end_s - start_s)).clamp(0.0, 1.0)
+        .map(|g| (g.start_s + g.seconds).min(end_s) - g.start_s.max(start_s))
+        .filter(|s| *s > 0.0)
+        .sum();
+    let empty = w
+        .iter()
+        .filter(|p| p.running.is_some_and(|n| n <= 0.0) && p.queued.is_none_or(|q| q <= 0.0))
+        .count() as f64
+        * width;
+    let idle_share = if end_s > start_s {
+        ((silent + empty) / (end_s - start_s)).clamp(0.0, 1.0)
     } else {
         0.0
     };

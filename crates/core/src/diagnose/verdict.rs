@@ -67,8 +67,23 @@ pub fn choose(c: &Ctx, findings: &mut Vec<Finding>, levers: &[LeverGain]) {
     let kind = match chosen {
         None => Kind::DecodeSaturated,
         Some(l) => match l.lever {
-            Lever::KvPool if c.retracts_often() => Kind::KvRetraction,
-            Lever::KvPool => Kind::KvCacheCapacity,
+            // The pool binds: evictions lead where the rules are surer of them than of
+            // the pool's admission (they happen often), else the pool's capacity.
+            Lever::KvPool => {
+                let conf_of = |k: Kind| {
+                    findings
+                        .iter()
+                        .filter(|f| f.kind == k)
+                        .map(|f| f.confidence)
+                        .fold(f64::NEG_INFINITY, f64::max)
+                };
+                let (retr, pool) = (conf_of(Kind::KvRetraction), conf_of(Kind::KvCacheCapacity));
+                if retr > pool || (pool == f64::NEG_INFINITY && c.retracts_often()) {
+                    Kind::KvRetraction
+                } else {
+                    Kind::KvCacheCapacity
+                }
+            }
             Lever::RunningCap => Kind::RunningRequestLimit,
             Lever::Client => Kind::ClientUnderload,
             Lever::Prefill => Kind::PrefillHeavy,
@@ -163,27 +178,41 @@ fn lever_sentence(c: &Ctx, levers: &[LeverGain]) -> String {
     format!("The fitted model, each lever relaxed: {}", parts.join("; "))
 }
 
-/// Actions that trade nothing (memory, caps, concurrency, scheduling) come before those
-/// that trade accuracy or stability (FP8, fewer reservations), each by predicted effect;
-/// actions without a prediction keep their place after the predicted ones of their tier.
+/// The actions the model can predict are ordered among themselves: those that trade
+/// nothing on the server (memory, caps, scheduling) first, then those that trade accuracy
+/// or stability (FP8, fewer reservations), then the client's side; each by predicted
+/// effect. Actions it cannot predict (a policy, a host tier) keep their places.
 fn order_actions(actions: &mut [Action]) {
-    let trades = |a: &Action| {
-        matches!(
+    let tier = |a: &Action| {
+        if a.flag.starts_with("client:") {
+            2
+        } else if matches!(
             a.id.as_str(),
             "fp8_kv_cache"
                 | "schedule_conservativeness"
                 | "quantize"
                 | "speculative"
                 | "fewer_seqs"
-        )
+        ) {
+            1
+        } else {
+            0
+        }
     };
-    actions.sort_by(|a, b| {
-        trades(a).cmp(&trades(b)).then(
+    let slots: Vec<usize> = (0..actions.len())
+        .filter(|&i| actions[i].predicted_gain.is_some())
+        .collect();
+    let mut predicted: Vec<Action> = slots.iter().map(|&i| actions[i].clone()).collect();
+    predicted.sort_by(|a, b| {
+        tier(a).cmp(&tier(b)).then(
             b.predicted_gain
-                .unwrap_or(f64::NEG_INFINITY)
-                .total_cmp(&a.predicted_gain.unwrap_or(f64::NEG_INFINITY)),
+                .unwrap_or(0.0)
+                .total_cmp(&a.predicted_gain.unwrap_or(0.0)),
         )
     });
+    for (slot, a) in slots.into_iter().zip(predicted) {
+        actions[slot] = a;
+    }
 }
 
 /// When the verdict's first action is predicted to buy under [`NO_GAIN`] while a later one

@@ -72,8 +72,15 @@ impl Model {
         let running = w.running.filter(|v| *v > 0.0)?;
         let gen = w.gen_tok_s.filter(|v| *v > 0.0)?;
         let reserves = p.admission == Admission::ReservesFutureTokens;
+        // Each rank schedules against a pool of its own: as many as the startup lines
+        // state, or as print their own batch (a paste without the startup lines).
         let ranks = if p.pool_per_rank {
-            r.config.data_parallel_size.unwrap_or(1).max(1) as f64
+            let printed = r
+                .sources
+                .iter()
+                .filter(|s| s.running_requests_mean.is_some())
+                .count() as u64;
+            r.config.data_parallel_size.unwrap_or(1).max(printed).max(1) as f64
         } else {
             1.0
         };
@@ -96,12 +103,9 @@ impl Model {
         let queued = w.queued.unwrap_or(0.0);
         // The cap the startup lines state, else one the run shows as a hard plateau
         // (speculative decoding's small default, a cap in a config file the log omits).
-        let max_running = r
-            .config
-            .max_running_requests
-            .map(|v| v as f64 * ranks)
-            .filter(|v| *v > 0.0)
-            .or_else(|| crate::analysis::cap::running_cap(r, &w).0);
+        let max_running = crate::analysis::cap::running_cap(r, &w)
+            .0
+            .filter(|v| *v > 0.0);
         let queue_bound = w.typical_queue() >= 1.0 && w.queue_share.unwrap_or(0.0) >= 0.3;
         // A client at a fixed number in flight keeps running + waiting flat; one that
         // sends at its own pace makes it vary (Poisson: about 1/√mean) or lets the server
@@ -326,10 +330,19 @@ impl Model {
                 kv_err = 0.03 + 0.05 * kv_scale.ln().abs() + 0.1 * (cons_factor - 1.0).abs();
                 Some(l)
             }
-            _ => self.kv_per_request.zip(self.kv_capacity).map(|(h, k)| {
-                kv_err = 0.08;
-                k * kv_scale * self.usable_share(cons_factor) / h.max(1.0)
-            }),
+            _ => match (self.kv_per_request.zip(self.kv_capacity), self.kv_usage) {
+                (Some((h, k)), _) => {
+                    kv_err = 0.08;
+                    Some(k * kv_scale * self.usable_share(cons_factor) / h.max(1.0))
+                }
+                // The pool's size unstated, its usage printed: the running requests hold
+                // that share of it.
+                (None, Some(u)) if u > 0.0 => {
+                    kv_err = 0.1;
+                    Some(self.running * kv_scale * self.usable_share(cons_factor) / u)
+                }
+                _ => None,
+            },
         };
         let mut running = demand;
         let mut bound = Bound::Client;
