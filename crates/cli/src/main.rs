@@ -6,10 +6,11 @@ mod client_input;
 mod input;
 mod lease;
 mod ordered;
+mod out;
 mod progress;
 mod simulate;
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -61,7 +62,8 @@ struct DiagnoseArgs {
     #[arg(long, value_name = "DIR")]
     charts: Option<PathBuf>,
     /// The client's benchmark result (bench_serving / vllm bench serve summary text, or
-    /// its --save-result JSON) to reconcile with the server's throughput.
+    /// its --save-result JSON, at most 16 MiB; `-` reads stdin) to reconcile with the
+    /// server's throughput.
     #[arg(long, value_name = "FILE")]
     client: Option<PathBuf>,
     /// Output tokens/s your client measured (reconciled with the server's rate).
@@ -78,7 +80,9 @@ struct DiagnoseArgs {
     what_if: Vec<whatif::Change>,
     /// When the log holds several server runs (restarts), judge run N (1 = the first)
     /// instead of the last; the report lists every run.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    // Negative numbers are taken as the value, so `--run -1` is told it is out of range.
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u32).range(1..))]
     run: Option<u32>,
 }
 
@@ -117,7 +121,10 @@ impl Failure {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_exit(&e),
+    };
     let outcome = std::panic::catch_unwind(|| match cli.command {
         Command::Diagnose(args) => diagnose(args),
         Command::Simulate(args) => simulate::run(args),
@@ -126,18 +133,55 @@ fn main() -> ExitCode {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(f)) => {
             if !f.message.is_empty() {
-                eprintln!("batchlens: {}", f.message);
+                out::warn(&f.message);
             }
             ExitCode::from(f.code)
         }
         Err(_) => {
-            eprintln!("batchlens: internal error (this is a bug; please report it with the input that caused it)");
+            out::warn(
+                "internal error (this is a bug; please report it with the input that caused it)",
+            );
             ExitCode::from(EXIT_INTERNAL)
         }
     }
 }
 
+/// Help and version go to stdout, where a failed write is an error as for a
+/// report; usage errors go to stderr (exit 2).
+fn clap_exit(e: &clap::Error) -> ExitCode {
+    if e.use_stderr() {
+        let styled = e.render();
+        out::stderr_text(&if std::io::stderr().is_terminal() {
+            styled.ansi().to_string()
+        } else {
+            styled.to_string()
+        });
+        return ExitCode::from(EXIT_INPUT);
+    }
+    let styled = e.render();
+    let text = if std::io::stdout().is_terminal() {
+        styled.ansi().to_string()
+    } else {
+        styled.to_string()
+    };
+    match out::write_stdout(text.as_bytes()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            if !f.message.is_empty() {
+                out::warn(&f.message);
+            }
+            ExitCode::from(f.code)
+        }
+    }
+}
+
 fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
+    let log_on_stdin = args.files.is_empty() || args.files.iter().any(|f| f.as_os_str() == "-");
+    if log_on_stdin && args.client.as_ref().is_some_and(|c| c.as_os_str() == "-") {
+        return Err(Failure::input(
+            "--client - reads the client summary from stdin, so the log must be given as files.",
+        ));
+    }
     let client = client_input::read(
         args.client.as_deref(),
         args.client_throughput,
@@ -153,21 +197,30 @@ fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
     input::read_all(&args.files, &mut analyzer, show_progress)?;
     let mut report = analyzer.finish();
     if let Some(n) = args.run {
+        // Every restart starts a run, listed or not.
+        let runs = report.events.restarts + 1;
+        let held = format!(
+            "the log holds {}",
+            count(runs as f64, "server run", "server runs")
+        );
+        if u64::from(n) > runs {
+            return Err(Failure::input(format!(
+                "--run {n}: {held}; give a run from 1 to {runs}."
+            )));
+        }
         let judged = report.runs.iter().find(|r| r.analyzed).map(|r| r.run);
         if judged.unwrap_or(1) != n {
-            eprintln!(
-                "batchlens: --run {n}: the log holds {} server run{}; judging {}",
-                report.runs.len().max(1),
-                if report.runs.len() > 1 { "s" } else { "" },
+            out::warn(&format!(
+                "--run {n}: run {n} has no stats lines to judge ({held}); judging {}",
                 judged.map_or("it".to_string(), |j| format!("run {j}"))
-            );
+            ));
         }
     }
     if !args.what_if.is_empty() {
         report.what_if = whatif::predict(&report, &args.what_if);
         if report.what_if.is_none() {
-            eprintln!(
-                "batchlens: --what-if: no prediction, the log shows no steady state with running requests and a generation throughput to fit"
+            out::warn(
+                "--what-if: no prediction, the log shows no steady state with running requests and a generation throughput to fit",
             );
         }
     }
@@ -183,7 +236,7 @@ fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
         }
     };
     let problem = input_problem(&report, &args.files);
-    let out = match args.format {
+    let text = match args.format {
         Format::Json => {
             let mut s = serde_json::to_string_pretty(&report).map_err(|e| Failure {
                 code: EXIT_INTERNAL,
@@ -197,7 +250,7 @@ fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
         Format::Markdown if problem.is_some() => String::new(),
         Format::Markdown => render::markdown(&report) + &what_if_text(&report, "## "),
     };
-    write_stdout(out.as_bytes())?;
+    out::write_stdout(text.as_bytes())?;
     match problem {
         Some(msg) => Err(Failure::input(msg)),
         None => Ok(()),
@@ -254,8 +307,16 @@ fn input_problem(r: &Report, files: &[PathBuf]) -> Option<String> {
         many => format!("{} files", many.len()),
     };
     if r.input.bytes == 0 {
-        return Some(format!("{what} is empty: there is no log to read."));
+        return Some(match files {
+            [_, _, ..] => format!("the {what} are empty: there is no log to read."),
+            _ => format!("{what} is empty: there is no log to read."),
+        });
     }
+    // Binary input is told by its first bytes: those of the first file.
+    let head = match files {
+        [first, _, ..] => format!("'{}' (the first of {} files)", first.display(), files.len()),
+        _ => what.clone(),
+    };
     if let Some(f) = r
         .input
         .binary_format
@@ -264,23 +325,23 @@ fn input_problem(r: &Report, files: &[PathBuf]) -> Option<String> {
     {
         return Some(match (&f.unpack, files) {
             (Some(unpack), [one]) => format!(
-                "{what} is packed with {}, not a text log; batchlens reads plain text and gzip. Unpack it first: {unpack} '{}' | batchlens diagnose -",
+                "{head} is packed with {}, not a text log; batchlens reads plain text and gzip. Unpack it first: {unpack} '{}' | batchlens diagnose -",
                 f.name,
                 one.display()
             ),
             (Some(unpack), _) => format!(
-                "{what} is packed with {}, not a text log; batchlens reads plain text and gzip. Unpack it first: {unpack} FILE | batchlens diagnose -",
+                "{head} is packed with {}, not a text log; batchlens reads plain text and gzip. Unpack it first: {unpack} FILE | batchlens diagnose -",
                 f.name
             ),
             (None, _) => format!(
-                "{what} is a {}, not a text log; give a server log file (plain text or .gz).",
+                "{head} is a {}, not a text log; give a server log file (plain text or .gz).",
                 f.name
             ),
         });
     }
     if r.input.looks_binary {
         return Some(format!(
-            "{what} is not a text log ({} bytes of binary data); give a server log file (plain text or .gz).",
+            "{head} is not a text log ({} bytes of binary data); give a server log file (plain text or .gz).",
             r.input.bytes
         ));
     }
@@ -342,19 +403,3 @@ fn input_problem(r: &Report, files: &[PathBuf]) -> Option<String> {
 /// What batchlens reads, for the messages of a log it finds nothing in.
 const READS: &str = "batchlens reads SGLang 'Decode batch'/'Prefill batch' lines, vLLM 'Avg prompt throughput … \
      Running: … reqs' lines, LMDeploy's 'Avg thr (in/out) …' metrics lines and TensorRT-LLM's iteration stats";
-
-/// Writes to stdout; a closed pipe (`| head`) ends quietly.
-fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|_| out.flush()) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure {
-            code: 0,
-            message: String::new(),
-        }),
-        Err(e) => Err(Failure {
-            code: EXIT_INTERNAL,
-            message: format!("could not write to stdout: {e}"),
-        }),
-    }
-}
