@@ -5,7 +5,9 @@
 use batchlens_core::{analyze, Options, Report};
 
 fn example(name: &str) -> String {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name);
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name);
     std::fs::read_to_string(p).expect("example log")
 }
 
@@ -44,9 +46,78 @@ fn a_count_written_as_a_literal_is_no_count() {
         format!("{}1_000{}", &l[..at], &l[end..])
     });
     let r = report(&edited);
-    assert_eq!(r.input.damaged_stat_lines, clean.input.damaged_stat_lines + 1);
+    assert_eq!(
+        r.input.damaged_stat_lines,
+        clean.input.damaged_stat_lines + 1
+    );
     assert_eq!(r.input.stat_lines + 1, clean.input.stat_lines);
-    assert!(r.input.damaged_examples.iter().any(|e| e.text.contains("1_000")));
+    assert!(r
+        .input
+        .damaged_examples
+        .iter()
+        .any(|e| e.text.contains("1_000")));
     let most = |r: &Report| r.summary.running_requests.as_ref().map(|d| d.max);
     assert!(most(&r) <= most(&clean), "1_000 read as a thousand running");
+}
+
+/// `HH:MM:SS` of a line, as seconds: the one before the message.
+fn second_of_day(line: &str) -> Option<u32> {
+    let b = line.as_bytes();
+    (0..b.len().saturating_sub(8)).find_map(|i| {
+        let w = &b[i..i + 8];
+        let d = |j: usize| (w[j] as char).to_digit(10);
+        (w[2] == b':' && w[5] == b':').then_some(())?;
+        Some((d(0)? * 10 + d(1)?) * 3600 + (d(3)? * 10 + d(4)?) * 60 + d(6)? * 10 + d(7)?)
+    })
+}
+
+/// SGLang's dated lines and vLLM's year-less ones of the same day in one file,
+/// in time order (two servers logging to one journal): one clock, not a
+/// 26-year jump at every switch.
+#[test]
+fn year_less_lines_between_dated_ones_take_their_year() {
+    let (k, v) = (example("sglang-kv-bound.log"), example("vllm-kv-bound.log"));
+    let mut mixed = String::new();
+    let (mut a, mut b) = (k.lines().peekable(), v.lines().peekable());
+    let (mut ta, mut tb) = (0, 0);
+    loop {
+        let next_a = a.peek().map(|l| second_of_day(l).unwrap_or(ta));
+        let next_b = b.peek().map(|l| second_of_day(l).unwrap_or(tb));
+        let line = match (next_a, next_b) {
+            (None, None) => break,
+            (Some(x), Some(y)) if x <= y => {
+                ta = x;
+                a.next()
+            }
+            (Some(x), None) => {
+                ta = x;
+                a.next()
+            }
+            (_, Some(y)) => {
+                tb = y;
+                b.next()
+            }
+        };
+        mixed.push_str(line.unwrap());
+        mixed.push('\n');
+    }
+    let switches = mixed
+        .lines()
+        .zip(mixed.lines().skip(1))
+        .filter(|(x, y)| x.starts_with("[2026") != y.starts_with("[2026"))
+        .count();
+    assert!(switches > 100, "{switches} switches");
+    let (rk, rv, r) = (report(&k), report(&v), report(&mixed));
+    let longest = rk.span_seconds.max(rv.span_seconds);
+    assert!(
+        r.span_seconds <= longest * 1.5,
+        "span {} s of logs of {} s and {} s",
+        r.span_seconds,
+        rk.span_seconds,
+        rv.span_seconds
+    );
+    let sustained = r.summary.sustained_gen_tok_s.expect("a rate");
+    let most = rk.summary.sustained_gen_tok_s.unwrap() + rv.summary.sustained_gen_tok_s.unwrap();
+    assert!(sustained < most * 2.0, "{sustained} tok/s sustained");
+    assert_eq!(r.input.clock_regressions, 0);
 }
