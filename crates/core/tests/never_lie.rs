@@ -121,3 +121,85 @@ fn year_less_lines_between_dated_ones_take_their_year() {
     assert!(sustained < most * 2.0, "{sustained} tok/s sustained");
     assert_eq!(r.input.clock_regressions, 0);
 }
+
+/// `field: value` of a line replaced by `field: new`.
+fn set_field(line: &str, field: &str, new: &str) -> String {
+    let at = line
+        .find(field)
+        .unwrap_or_else(|| panic!("{field} in {line}"))
+        + field.len();
+    let end = line[at..].find(',').map_or(line.len(), |e| at + e);
+    format!("{}{new}{}", &line[..at], &line[end..])
+}
+
+#[test]
+fn values_outside_their_physical_range_make_their_line_damaged() {
+    let log = example("sglang-kv-bound.log");
+    let clean = report(&log);
+    let max = |d: &Option<batchlens_core::report::Distribution>| d.as_ref().map(|d| d.max);
+    for (field, value) in [
+        ("gen throughput (token/s): ", "99999999999999999999"),
+        ("gen throughput (token/s): ", "-120.5"),
+        ("token usage: ", "1e20"),
+        ("token usage: ", "-0.40"),
+    ] {
+        let edited = edit_decode_line(&log, 200, |l| set_field(l, field, value));
+        let r = report(&edited);
+        assert_eq!(
+            r.input.damaged_stat_lines,
+            clean.input.damaged_stat_lines + 1,
+            "{field}{value}"
+        );
+        let shown = |e: &batchlens_core::report::LineExample| {
+            edited
+                .lines()
+                .nth(e.line as usize - 1)
+                .unwrap()
+                .contains(value)
+        };
+        assert!(
+            r.input.damaged_examples.iter().any(shown),
+            "{field}{value} shown"
+        );
+        assert!(max(&r.summary.gen_throughput_tok_s) <= max(&clean.summary.gen_throughput_tok_s));
+        assert!(max(&r.summary.kv_usage) <= Some(1.0), "{field}{value}");
+        assert!(
+            r.summary.kv_usage.as_ref().unwrap().mean >= 0.0,
+            "{field}{value}"
+        );
+    }
+    // One line in twenty with a negative usage: the verdict stays the log's.
+    let mut edited = log.clone();
+    for k in (0..800).step_by(20) {
+        edited = edit_decode_line(&edited, k, |l| set_field(l, "token usage: ", "-0.90"));
+    }
+    let r = report(&edited);
+    assert_eq!(
+        r.input.damaged_stat_lines,
+        clean.input.damaged_stat_lines + 40
+    );
+    let kind = |r: &Report| r.diagnosis.as_ref().map(|d| d.primary.kind);
+    assert_eq!(kind(&r), kind(&clean));
+    // vLLM's percentages: a usage past 100 % is no usage.
+    let v = example("vllm-kv-bound.log");
+    let clean = report(&v);
+    let mut seen = false;
+    let edited: String = v
+        .lines()
+        .map(|l| {
+            if !seen && l.contains("GPU KV cache usage: ") {
+                seen = true;
+                set_field(l, "GPU KV cache usage: ", "1e20%")
+            } else {
+                l.to_string()
+            }
+        })
+        .map(|l| l + "\n")
+        .collect();
+    let r = report(&edited);
+    assert_eq!(
+        r.input.damaged_stat_lines,
+        clean.input.damaged_stat_lines + 1
+    );
+    assert!(max(&r.summary.kv_usage) <= Some(1.0));
+}

@@ -2,6 +2,7 @@
 
 mod finish;
 mod pieces;
+mod ranges;
 mod records;
 
 use std::collections::BTreeMap;
