@@ -133,6 +133,53 @@ fn set_field(line: &str, field: &str, new: &str) -> String {
 }
 
 #[test]
+fn impossible_calendar_dates_make_their_line_damaged() {
+    let log = example("sglang-kv-bound.log");
+    let clean = report(&log);
+    for date in [
+        "2026-13-24",
+        "2026-02-32",
+        "2026-00-24",
+        "2026-02-30",
+        "2026-02-29",
+    ] {
+        let edited = edit_decode_line(&log, 300, |l| l.replacen("2026-02-24", date, 1));
+        let r = report(&edited);
+        assert_eq!(
+            r.input.damaged_stat_lines,
+            clean.input.damaged_stat_lines + 1,
+            "{date}"
+        );
+        assert!(
+            r.input
+                .damaged_examples
+                .iter()
+                .any(|e| e.text.contains(date)),
+            "{date} shown"
+        );
+        assert!(
+            (r.span_seconds - clean.span_seconds).abs() <= 1.0,
+            "{date}: span {} s, not {} s",
+            r.span_seconds,
+            clean.span_seconds
+        );
+        assert_eq!(r.input.clock_regressions, 0, "{date}");
+    }
+    // One line in ten with an impossible date: the rate stays the log's.
+    let mut edited = log.clone();
+    for k in (0..600).step_by(10) {
+        edited = edit_decode_line(&edited, k, |l| l.replacen("2026-02-24", "2026-13-24", 1));
+    }
+    let r = report(&edited);
+    assert_eq!(
+        r.input.damaged_stat_lines,
+        clean.input.damaged_stat_lines + 60
+    );
+    let rate = |r: &Report| r.summary.sustained_gen_tok_s.expect("a rate");
+    assert!(rate(&r) < rate(&clean) * 1.2, "{} tok/s", rate(&r));
+}
+
+#[test]
 fn values_outside_their_physical_range_make_their_line_damaged() {
     let log = example("sglang-kv-bound.log");
     let clean = report(&log);
