@@ -250,3 +250,56 @@ fn values_outside_their_physical_range_make_their_line_damaged() {
     );
     assert!(max(&r.summary.kv_usage) <= Some(1.0));
 }
+
+/// The report without the fields that tell how the bytes were written.
+fn as_read(r: &Report) -> serde_json::Value {
+    let mut v = serde_json::to_value(r).expect("json");
+    v["input"]["bytes"] = serde_json::Value::Null;
+    v["input"]["encoding"] = serde_json::Value::Null;
+    v
+}
+
+#[test]
+fn a_log_with_lone_carriage_returns_reads_as_its_lines() {
+    let log = example("sglang-kv-bound.log");
+    let cr = log.replace('\n', "\r");
+    let (want, got) = (report(&log), report(&cr));
+    assert_eq!(got.input.stat_lines, want.input.stat_lines);
+    assert_eq!(as_read(&got), as_read(&want));
+    // In small pieces, as a pipe hands them.
+    let mut a = batchlens_core::Analyzer::new(Options::default());
+    for piece in cr.as_bytes().chunks(7) {
+        a.feed(piece);
+    }
+    assert_eq!(as_read(&a.finish()), as_read(&want));
+}
+
+fn utf16le(text: &str) -> Vec<u8> {
+    text.encode_utf16().flat_map(u16::to_le_bytes).collect()
+}
+
+#[test]
+fn a_utf16_log_split_in_two_files_reads_as_one() {
+    let log = example("vllm-kv-bound.log");
+    let want = report(&log);
+    let mut wide = vec![0xff, 0xfe];
+    wide.extend(utf16le(&log));
+    // `split -b` cuts anywhere: mid-line, and mid-code-unit.
+    for cut in [wide.len() / 2, wide.len() / 2 + 1, wide.len() / 3 + 7] {
+        let mut a = batchlens_core::Analyzer::new(Options::default());
+        for piece in wide[..cut].chunks(4096) {
+            a.feed(piece);
+        }
+        a.next_input();
+        for piece in wide[cut..].chunks(4093) {
+            a.feed(piece);
+        }
+        let got = a.finish();
+        assert_eq!(got.input.encoding.as_deref(), Some("utf-16le"));
+        assert_eq!(
+            got.input.unrecognized_lines, want.input.unrecognized_lines,
+            "cut at {cut}"
+        );
+        assert_eq!(as_read(&got), as_read(&want), "cut at {cut}");
+    }
+}
