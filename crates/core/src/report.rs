@@ -43,6 +43,10 @@ pub struct Report {
     /// marked `analyzed`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub runs: Vec<RunSummary>,
+    /// Runs not in `runs`: past [`crate::timeline::MAX_RUNS_LISTED`] the oldest
+    /// are not listed (but the one asked for); `events.restarts` + 1 runs in all.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub runs_not_listed: u64,
     /// When the judged run follows a restart with other settings: what the model
     /// fitted on the run before predicted for them, and what the judged run measured.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -67,8 +67,12 @@ pub(crate) fn scope(r: &Report) -> String {
     let stats = count(r.input.stat_lines as f64, "stats line", "stats lines");
     match r.runs.iter().find(|run| run.analyzed) {
         Some(run) => format!(
-            "{stats} in {} server runs; run {} judged: {} over {}",
-            r.runs.len(),
+            "{stats} in {} server runs{}; run {} judged: {} over {}",
+            num((r.events.restarts + 1) as f64),
+            match r.runs_not_listed {
+                0 => String::new(),
+                n => format!(" ({} of the earliest not listed)", num(n as f64)),
+            },
             run.run,
             count(run.stat_lines as f64, "stats line", "stats lines"),
             duration(r.span_seconds)
