@@ -119,6 +119,21 @@ pub struct InputStats {
     /// llama.cpp, …), from the first lines no engine parser claims.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub other_server: Option<crate::other_servers::OtherServer>,
+    /// A file that shrank while it was read (truncated, as `logrotate`'s
+    /// copytruncate does): the report covers only what was read of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated_while_reading: Option<Truncation>,
+}
+
+/// A file that shrank while it was read.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Truncation {
+    /// The file as it was named.
+    pub file: String,
+    /// Its bytes read (compressed ones for gzip).
+    pub bytes_read: u64,
+    /// Its size when it was opened.
+    pub bytes_at_open: u64,
 }
 
 impl InputStats {

@@ -303,3 +303,25 @@ fn a_utf16_log_split_in_two_files_reads_as_one() {
         assert_eq!(as_read(&got), as_read(&want), "cut at {cut}");
     }
 }
+
+#[test]
+fn a_file_that_shrank_while_read_is_said_in_text_markdown_and_json() {
+    let mut r = report(&example("sglang-kv-bound.log"));
+    let json = serde_json::to_value(&r).unwrap();
+    assert!(json["input"].get("truncated_while_reading").is_none());
+    assert!(!batchlens_core::render::text(&r, false).contains("shrank"));
+    r.input.truncated_while_reading = Some(batchlens_core::report::Truncation {
+        file: "big.log".into(),
+        bytes_read: 60_000_000,
+        bytes_at_open: 1_500_000_000,
+    });
+    let json = serde_json::to_value(&r).unwrap();
+    let t = &json["input"]["truncated_while_reading"];
+    assert_eq!(
+        (t["bytes_read"].as_u64(), t["bytes_at_open"].as_u64()),
+        (Some(60_000_000), Some(1_500_000_000))
+    );
+    let said = "'big.log' shrank while it was read (truncated or rotated): this report covers the 60,000,000 bytes read of the 1,500,000,000";
+    assert!(batchlens_core::render::text(&r, false).contains(said));
+    assert!(batchlens_core::render::markdown(&r).contains(said));
+}

@@ -81,6 +81,17 @@ pub(crate) fn scope(r: &Report) -> String {
     }
 }
 
+/// The sentence that says a file shrank while it was read, if one did.
+pub(crate) fn truncation(r: &Report) -> Option<String> {
+    let t = r.input.truncated_while_reading.as_ref()?;
+    Some(format!(
+        "'{}' shrank while it was read (truncated or rotated): this report covers the {} bytes read of the {} it held when opened.",
+        t.file,
+        num(t.bytes_read as f64),
+        num(t.bytes_at_open as f64)
+    ))
+}
+
 /// Columns of the server-runs table.
 pub(crate) const RUN_COLUMNS: [&str; 7] = [
     "run",
