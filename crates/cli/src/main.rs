@@ -4,11 +4,11 @@ mod charts;
 mod chunks;
 mod client_input;
 mod input;
-mod lease;
 mod ordered;
 mod out;
 mod progress;
 mod simulate;
+mod window;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -194,8 +194,20 @@ fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
         ..Options::default()
     });
     let show_progress = !args.no_progress && std::io::stderr().is_terminal();
-    input::read_all(&args.files, &mut analyzer, show_progress)?;
+    let truncated = input::read_all(&args.files, &mut analyzer, show_progress)?;
     let mut report = analyzer.finish();
+    if let Some(t) = truncated {
+        // The text and Markdown reports say it themselves.
+        if args.format == Format::Json {
+            out::warn(&format!(
+            "'{}' shrank while it was read (truncated or rotated): the report covers the {} bytes read of the {} it held when opened.",
+            t.file,
+            render::num(t.bytes_read as f64),
+            render::num(t.bytes_at_open as f64)
+        ));
+        }
+        report.input.truncated_while_reading = Some(t);
+    }
     if let Some(n) = args.run {
         // Every restart starts a run, listed or not.
         let runs = report.events.restarts + 1;
@@ -299,6 +311,14 @@ fn input_problem(r: &Report, files: &[PathBuf]) -> Option<String> {
     let stats = r.input.stat_lines + r.input.damaged_stat_lines;
     if stats > 0 {
         return None;
+    }
+    if let Some(t) = &r.input.truncated_while_reading {
+        return Some(format!(
+            "'{}' shrank while it was read (truncated or rotated) before a stats line was read ({} of its {} bytes read); read it again once it holds the log.",
+            t.file,
+            render::num(t.bytes_read as f64),
+            render::num(t.bytes_at_open as f64)
+        ));
     }
     let what = match files {
         [] => "stdin".to_string(),
