@@ -189,6 +189,11 @@ struct Judge {
     stats_at_start: u64,
     sniffed: usize,
     odd: usize,
+    /// NUL bytes at even and at odd offsets: UTF-16 text has them at one of the
+    /// two (the analyzer decodes it; its raw bytes are no binary).
+    nul: [usize; 2],
+    /// The input starts with a UTF-16 byte-order mark.
+    mark: bool,
     decided: bool,
 }
 
@@ -199,6 +204,8 @@ impl Judge {
             stats_at_start: a.stat_lines(),
             sniffed: 0,
             odd: 0,
+            nul: [0, 0],
+            mark: false,
             decided: false,
         }
     }
@@ -211,21 +218,28 @@ impl Judge {
             return false;
         }
         if self.sniffed < SNIFF {
+            if self.sniffed == 0 {
+                self.mark = matches!(text, [0xff, 0xfe, ..] | [0xfe, 0xff, ..]);
+            }
             let head = &text[..text.len().min(SNIFF - self.sniffed)];
+            for (i, &c) in head.iter().enumerate() {
+                // The analyzer's own rule for binary bytes.
+                if c == 0 || (c < 0x20 && !matches!(c, b'\t' | b'\n' | b'\r' | 0x1b | 0x0c)) {
+                    self.odd += 1;
+                }
+                if c == 0 {
+                    self.nul[(self.sniffed + i) % 2] += 1;
+                }
+            }
             self.sniffed += head.len();
-            // The analyzer's own rule for binary bytes.
-            self.odd += head
-                .iter()
-                .filter(|&&c| {
-                    c == 0 || (c < 0x20 && !matches!(c, b'\t' | b'\n' | b'\r' | 0x1b | 0x0c))
-                })
-                .count();
         }
         if a.bytes() - self.bytes_at_start < BINARY_CUTOFF {
             return false;
         }
         self.decided = true;
-        self.odd * 100 > self.sniffed && a.stat_lines() == self.stats_at_start
+        let (few, many) = (self.nul[0].min(self.nul[1]), self.nul[0].max(self.nul[1]));
+        let utf16 = self.mark || (many * 4 > self.sniffed && few * 40 < self.sniffed);
+        !utf16 && self.odd * 100 > self.sniffed && a.stat_lines() == self.stats_at_start
     }
 }
 

@@ -157,9 +157,10 @@ pub const MAX_CONCURRENCY: u32 = 100_000;
 /// duration, or in bursts): the simulator keeps each one's latencies for the
 /// client's summary, and queued requests wait in memory.
 pub const MAX_REQUESTS: f64 = 1_000_000.0;
-/// Simulated seconds of client traffic, at most (six hours): a closed loop
-/// submits for as long as it runs.
-pub const MAX_DURATION_S: f64 = 6.0 * 3600.0;
+/// Simulated seconds of client traffic, at most (a week, past any benchmark
+/// and the longest log the benchmarks make): a closed loop submits, and keeps
+/// each finished request's latencies, for as long as it runs.
+pub const MAX_DURATION_S: f64 = 7.0 * 86_400.0;
 
 /// The simulator holds every client, queued request and finished request's
 /// latencies in memory: inputs beyond what a real benchmark reaches are

@@ -224,3 +224,41 @@ fn endless_binary_input_is_judged_within_its_first_megabytes() {
         }
     }
 }
+
+/// UTF-16 text has a NUL in every other byte, but is no binary input: a
+/// UTF-16 log whose first 4 MiB hold no stats line (a long start-up, health
+/// checks) is read to its stats lines, with its mark or, split from one, without.
+#[test]
+fn a_utf16_log_is_read_past_its_first_megabytes() {
+    let d = scratch("utf16");
+    let mut text = String::new();
+    while text.len() < 3 << 20 {
+        text.push_str("INFO:     127.0.0.1:51234 - \"GET /health HTTP/1.1\" 200 OK\n");
+    }
+    text.push_str(&std::fs::read_to_string(root().join("examples/sglang-kv-bound.log")).unwrap());
+    let wide: Vec<u8> = [0xff, 0xfe]
+        .into_iter()
+        .chain(text.encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    let whole = d.0.join("whole.log");
+    std::fs::write(&whole, &wide).unwrap();
+    let (a, b) = (d.0.join("part.aa"), d.0.join("part.ab"));
+    std::fs::write(&a, &wide[..1001]).unwrap();
+    std::fs::write(&b, &wide[1001..]).unwrap();
+    for files in [vec![whole.clone()], vec![a.clone(), b.clone()]] {
+        let out = Command::new(assert_cmd::cargo::cargo_bin("batchlens"))
+            .args(["diagnose", "--no-progress", "--format", "json"])
+            .args(&files)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{files:?}: {err}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(
+            v["input"]["stat_lines"].as_u64().unwrap() > 1000,
+            "{files:?}"
+        );
+        assert_eq!(v["input"]["encoding"], "utf-16le");
+    }
+}
