@@ -28,8 +28,11 @@ pub fn days_from_civil(y: i32, m: u32, d: u32) -> i64 {
 /// Turns stamps into monotone seconds.
 #[derive(Debug, Clone, Default)]
 pub struct Clock {
-    /// Raw seconds of the previous stamp (before offset).
-    last_raw: Option<f64>,
+    /// Raw seconds of the previous stamp (before offset) of each kind: dated,
+    /// year-less, time-only ([`lane`]). Lines of two kinds are two servers'
+    /// (SGLang's and vLLM's in one file), each going forward on its own: a
+    /// step back is looked for between lines of one kind.
+    last_raw: [Option<f64>; 3],
     /// Year assumed for stamps without one: the last dated stamp's, bumped on a
     /// December→January rollover.
     year_guess: i32,
@@ -73,7 +76,7 @@ impl Clock {
                 // are of the year the dated lines tell, not of a guess.
                 if y != self.year_guess {
                     if let (Some(lm), Some(ld), Some(prev)) =
-                        (self.last_month, self.last_day, self.last_raw)
+                        (self.last_month, self.last_day, self.last_raw[1])
                     {
                         if self.last_was_yearless {
                             // The year-less stamps placed so far move to the year told,
@@ -82,7 +85,7 @@ impl Clock {
                                 - days_from_civil(self.year_guess, lm, ld))
                                 as f64
                                 * 86_400.0;
-                            self.last_raw = Some(prev + shift);
+                            self.last_raw[1] = Some(prev + shift);
                             self.offset -= shift;
                         }
                     }
@@ -106,7 +109,7 @@ impl Clock {
             }
             _ => {
                 let t = self.day_offset as f64 * 86_400.0 + s.second_of_day;
-                if let Some(prev) = self.last_raw {
+                if let Some(prev) = self.last_raw[2] {
                     // A time-only stamp far behind the previous one crossed midnight.
                     if prev - t > 43_200.0 {
                         self.day_offset += 1;
@@ -131,8 +134,9 @@ impl Clock {
 
     pub fn place(&mut self, s: &Stamp) -> Tick {
         let raw = self.raw_seconds(s);
+        let lane = lane(s);
         let mut jumped = None;
-        if let Some(prev) = self.last_raw {
+        if let Some(prev) = self.last_raw[lane] {
             let back = prev - raw;
             if back > JITTER_S {
                 // A new segment (rotated/concatenated log): continue from where we were.
@@ -140,7 +144,7 @@ impl Clock {
                 jumped = Some(back);
             }
         }
-        self.last_raw = Some(raw);
+        self.last_raw[lane] = Some(raw);
         let mut t = raw + self.offset;
         if !self.started {
             self.started = true;
@@ -154,6 +158,15 @@ impl Clock {
             seconds: t,
             jumped_back_s: jumped,
         }
+    }
+}
+
+/// The kind of a stamp: dated (0), year-less (1), time-only (2).
+fn lane(s: &Stamp) -> usize {
+    match (s.year, s.month) {
+        (Some(_), Some(_)) => 0,
+        (None, Some(_)) => 1,
+        _ => 2,
     }
 }
 

@@ -120,6 +120,32 @@ fn year_less_lines_between_dated_ones_take_their_year() {
     let most = rk.summary.sustained_gen_tok_s.unwrap() + rv.summary.sustained_gen_tok_s.unwrap();
     assert!(sustained < most * 2.0, "{sustained} tok/s sustained");
     assert_eq!(r.input.clock_regressions, 0);
+    // Line by line (`paste -d'\n'`), so the two drift minutes apart: each
+    // server's lines go forward on their own, no step back between them.
+    let mut pasted = String::new();
+    let (mut a, mut b) = (k.lines(), v.lines());
+    loop {
+        let (x, y) = (a.next(), b.next());
+        if x.is_none() && y.is_none() {
+            break;
+        }
+        for l in [x, y] {
+            pasted.push_str(l.unwrap_or(""));
+            pasted.push('\n');
+        }
+    }
+    let r = report(&pasted);
+    assert!(
+        r.span_seconds <= longest * 1.5,
+        "pasted: span {} s",
+        r.span_seconds
+    );
+    let sustained = r.summary.sustained_gen_tok_s.expect("a rate");
+    assert!(
+        sustained < most * 2.0,
+        "pasted: {sustained} tok/s sustained"
+    );
+    assert_eq!(r.input.clock_regressions, 0);
 }
 
 /// `field: value` of a line replaced by `field: new`.
