@@ -403,7 +403,7 @@ mod tests {
     /// A temporary directory where leases are granted (a file system with
     /// leases, a file we own); where not, nothing is mapped, and the tests of
     /// the mapped path say so and stop.
-    fn leased_dir() -> Option<tempfile::TempDir> {
+    fn mappable_dir() -> Option<tempfile::TempDir> {
         let dir = tempfile::tempdir().expect("temp dir");
         let granted = MappedFile::open(write(dir.path(), "probe", b"x\n")).is_ok();
         if !granted {
@@ -429,7 +429,7 @@ mod tests {
 
     #[test]
     fn mapped_chunks_hold_the_file_in_whole_lines() {
-        let Some(dir) = leased_dir() else {
+        let Some(dir) = mappable_dir() else {
             return;
         };
         for (seed, chunk, window) in [
@@ -441,7 +441,7 @@ mod tests {
             let bytes = text(seed, 200_000);
             let file = write(dir.path(), "log", &bytes);
             let Ok(mut m) = Mapped::new(file, fail, chunk, window) else {
-                panic!("seed {seed}: a leased file is mapped");
+                panic!("seed {seed}: a file no one writes is mapped");
             };
             let chunks = take_all(&mut m);
             assert!(m.failure().is_none());
@@ -473,7 +473,7 @@ mod tests {
 
     #[test]
     fn a_file_someone_writes_is_not_mapped_and_neither_is_gzip_nor_an_empty_file() {
-        let Some(dir) = leased_dir() else {
+        let Some(dir) = mappable_dir() else {
             return;
         };
         let bytes = text(5, 10_000);
@@ -512,7 +512,7 @@ mod tests {
     /// was cut.
     #[test]
     fn a_truncation_under_mapped_chunks_neither_waits_nor_faults() {
-        let Some(dir) = leased_dir() else {
+        let Some(dir) = mappable_dir() else {
             return;
         };
         let bytes = text(6, 200_000);
@@ -564,7 +564,7 @@ mod tests {
     /// A file that shrank before its next chunk is read no further (no fault needed).
     #[test]
     fn a_file_that_shrank_is_read_no_further() {
-        let Some(dir) = leased_dir() else {
+        let Some(dir) = mappable_dir() else {
             return;
         };
         let bytes = text(7, 100_000);
