@@ -1,5 +1,5 @@
 //! The input, cut in chunks of whole lines for the workers: read from a
-//! stream, or mapped from a leased file ([`crate::lease`]).
+//! stream, or mapped from a file no one writes ([`crate::mapping`]).
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use batchlens_core::Prepared;
 
-use crate::lease::{Lease, Window};
+use crate::mapping::{MappedFile, Window};
 use crate::Failure;
 
 /// Large reads keep the per-call overhead negligible next to parsing, and a
@@ -15,7 +15,7 @@ use crate::Failure;
 /// (512 KiB measured a little faster than 1 or 2 MiB, and 256 KiB no faster);
 /// with at most six in flight (`ordered.rs`) the memory stays a few MiB.
 pub const CHUNK: usize = 512 * 1024;
-/// The span of a leased file mapped at once ([`crate::lease`]). The file's
+/// The span of a file mapped at once ([`crate::mapping`]). The file's
 /// pages a window maps count in the process' resident memory, so windows are
 /// small: the chunks in flight lie in at most two (and 8 MiB maps in a few
 /// calls per second of reading).
@@ -27,6 +27,12 @@ pub trait Take {
     /// after a failure (told by [`Take::failure`]).
     fn take(&mut self, c: &mut Chunk) -> Option<u64>;
     fn failure(self) -> Option<Failure>;
+    /// Input bytes consumed (compressed ones for gzip).
+    fn consumed(&self) -> u64;
+    /// The input was cut while it was read (a mapped file that shrank).
+    fn cut(&self) -> bool {
+        false
+    }
 }
 
 /// Whole lines of the input (a chunk ends mid-line only at the end of the
@@ -42,6 +48,9 @@ pub struct Chunk {
     prepared: Prepared,
     /// Input bytes consumed so far (compressed ones for gzip), for the progress bar.
     pub read: u64,
+    /// Its text is not the input's (the file was cut under its mapped window
+    /// before it was read): not to be fed.
+    pub skip: bool,
 }
 
 impl Chunk {
@@ -53,7 +62,13 @@ impl Chunk {
             len: 0,
             prepared: Prepared::default(),
             read: 0,
+            skip: false,
         }
+    }
+
+    /// Its mapped window faulted: the file was cut under it.
+    pub fn faulted(&self) -> bool {
+        self.window.as_ref().is_some_and(|w| w.faulted())
     }
 
     fn text(&self) -> &[u8] {
@@ -119,6 +134,7 @@ impl<S: Read, F: Fn(io::Error) -> Failure> Take for Source<S, F> {
             return None;
         }
         c.window = None;
+        c.skip = false;
         c.from = 0;
         if c.bytes.is_empty() {
             // A carried line of up to CHUNK bytes plus CHUNK new ones.
@@ -154,15 +170,21 @@ impl<S: Read, F: Fn(io::Error) -> Failure> Take for Source<S, F> {
     fn failure(self) -> Option<Failure> {
         self.failure
     }
+
+    fn consumed(&self) -> u64 {
+        (self.consumed)(&self.src)
+    }
 }
 
-/// A leased regular file ([`crate::lease`]), handed out in chunks of whole
-/// lines that lie in mapped windows; if the lease breaks (someone waits to
-/// write or truncate it), read as a stream from there on.
+/// A regular file no one writes ([`crate::mapping`]), handed out in chunks of
+/// whole lines that lie in mapped windows. A file that shrinks is read no
+/// further ([`Take::cut`]); one whose windows cannot be mapped is read on as a
+/// stream.
 pub struct Mapped<F> {
-    lease: Option<Arc<Lease>>,
+    file: Arc<MappedFile>,
     /// The window chunks are cut from, until one does not fit.
     window: Option<Arc<Window>>,
+    /// The file's size when opened: what is read.
     size: u64,
     /// File offset of the next chunk.
     pos: u64,
@@ -170,16 +192,18 @@ pub struct Mapped<F> {
     chunk: usize,
     window_len: usize,
     fail: F,
-    /// After a break: the rest as a stream, from `pos` then, its chunks
-    /// numbered after the mapped ones.
+    /// The file shrank below the next chunk's end, or a window's pages went.
+    cut: bool,
+    /// After a window could not be mapped: the rest as a stream, from `pos`
+    /// then, its chunks numbered after the mapped ones.
     rest: Option<(Source<CountingReader<File>, F>, u64, u64)>,
     failure: Option<Failure>,
 }
 
 impl<F: Fn(io::Error) -> Failure + Clone> Mapped<F> {
     /// The file, mapped in windows of `window_len` bytes cut in chunks of up
-    /// to `chunk`; or the file back where it is not a plain regular file or no
-    /// lease is granted.
+    /// to `chunk`; or the file back where it is not a plain regular file or
+    /// someone has it open for writing.
     pub fn new(mut file: File, fail: F, chunk: usize, window_len: usize) -> Result<Self, File> {
         assert!(chunk > 0 && window_len >= chunk);
         let plain = file.metadata().is_ok_and(|m| m.is_file() && m.len() > 0)
@@ -187,11 +211,10 @@ impl<F: Fn(io::Error) -> Failure + Clone> Mapped<F> {
         if !plain {
             return Err(file);
         }
-        let lease = Lease::take(file)?;
-        // Taken under the lease, the size is one no one can change.
-        let size = lease.file().metadata().map_or(0, |m| m.len());
+        let file = MappedFile::open(file)?;
+        let size = file.file().metadata().map_or(0, |m| m.len());
         Ok(Mapped {
-            lease: Some(lease),
+            file,
             window: None,
             size,
             pos: 0,
@@ -199,21 +222,19 @@ impl<F: Fn(io::Error) -> Failure + Clone> Mapped<F> {
             chunk,
             window_len,
             fail,
+            cut: false,
             rest: None,
             failure: None,
         })
     }
 
-    /// Maps no more: the windows in flight are the last to hold the lease,
-    /// and the rest is read as a stream.
+    /// Maps no more: the rest is read as a stream.
     fn switch_to_stream(&mut self, c: &mut Chunk) -> Option<u64> {
         self.window = None;
-        let lease = self.lease.take()?;
-        let file = lease.file().try_clone().and_then(|mut f| {
+        let file = self.file.file().try_clone().and_then(|mut f| {
             f.seek(SeekFrom::Start(self.pos))?;
             Ok(f)
         });
-        drop(lease);
         match file {
             Ok(f) => {
                 let counted = CountingReader::new(f);
@@ -236,19 +257,22 @@ impl<F: Fn(io::Error) -> Failure + Clone> Take for Mapped<F> {
             c.read += *from;
             return Some(*base + k);
         }
-        if self.pos >= self.size || self.failure.is_some() {
+        if self.pos >= self.size || self.failure.is_some() || self.cut {
             return None;
         }
-        let lease = self.lease.as_ref()?;
-        if lease.broken() {
-            return self.switch_to_stream(c);
-        }
         let end = (self.pos + self.chunk as u64).min(self.size);
+        if self.file.shrank(end) {
+            // Its pages past the new end are gone: what is left to read is not
+            // the file that was opened.
+            self.cut = true;
+            self.window = None;
+            return None;
+        }
         let window = match &self.window {
             Some(w) if end <= w.end() => Arc::clone(w),
             _ => {
                 let len = (self.size - self.pos).min(self.window_len as u64) as usize;
-                match lease.map(self.pos, len) {
+                match self.file.map(self.pos, len) {
                     Ok(w) => Arc::clone(self.window.insert(Arc::new(w))),
                     // A file system that cannot map still reads.
                     Err(_) => return self.switch_to_stream(c),
@@ -263,6 +287,7 @@ impl<F: Fn(io::Error) -> Failure + Clone> Take for Mapped<F> {
             text.len()
         };
         c.window = Some(window);
+        c.skip = false;
         c.from = from;
         c.len = len;
         self.pos += len as u64;
@@ -274,6 +299,18 @@ impl<F: Fn(io::Error) -> Failure + Clone> Take for Mapped<F> {
     fn failure(self) -> Option<Failure> {
         self.failure
             .or_else(|| self.rest.and_then(|(source, _, _)| source.failure))
+    }
+
+    fn consumed(&self) -> u64 {
+        match &self.rest {
+            Some((source, from, _)) => from + source.consumed(),
+            None => self.pos,
+        }
+    }
+
+    fn cut(&self) -> bool {
+        // A window may have faulted after the last chunk was handed out.
+        self.cut || self.file.faulted()
     }
 }
 
@@ -333,8 +370,7 @@ mod tests {
     use super::*;
     use std::io::Write;
     use std::path::Path;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     fn fail(e: io::Error) -> Failure {
         Failure::input(format!("test read failed: {e}"))
@@ -367,9 +403,9 @@ mod tests {
     /// A temporary directory where leases are granted (a file system with
     /// leases, a file we own); where not, nothing is mapped, and the tests of
     /// the mapped path say so and stop.
-    fn leased_dir() -> Option<tempfile::TempDir> {
+    fn mappable_dir() -> Option<tempfile::TempDir> {
         let dir = tempfile::tempdir().expect("temp dir");
-        let granted = Lease::take(write(dir.path(), "probe", b"x\n")).is_ok();
+        let granted = MappedFile::open(write(dir.path(), "probe", b"x\n")).is_ok();
         if !granted {
             eprintln!(
                 "no read lease granted in {}: mapped reading untested here",
@@ -393,7 +429,7 @@ mod tests {
 
     #[test]
     fn mapped_chunks_hold_the_file_in_whole_lines() {
-        let Some(dir) = leased_dir() else {
+        let Some(dir) = mappable_dir() else {
             return;
         };
         for (seed, chunk, window) in [
@@ -405,7 +441,7 @@ mod tests {
             let bytes = text(seed, 200_000);
             let file = write(dir.path(), "log", &bytes);
             let Ok(mut m) = Mapped::new(file, fail, chunk, window) else {
-                panic!("seed {seed}: a leased file is mapped");
+                panic!("seed {seed}: a file no one writes is mapped");
             };
             let chunks = take_all(&mut m);
             assert!(m.failure().is_none());
@@ -437,7 +473,7 @@ mod tests {
 
     #[test]
     fn a_file_someone_writes_is_not_mapped_and_neither_is_gzip_nor_an_empty_file() {
-        let Some(dir) = leased_dir() else {
+        let Some(dir) = mappable_dir() else {
             return;
         };
         let bytes = text(5, 10_000);
@@ -469,74 +505,92 @@ mod tests {
         assert!(Mapped::new(write(dir.path(), "empty", b""), fail, 1000, 4096).is_err());
     }
 
-    /// Someone opens the file to truncate it while chunks are in flight: the
-    /// reader maps no more and reads on as a stream, and the truncation waits
-    /// until the last mapped chunk is let go (else its pages would be gone).
+    /// Someone truncates the file while chunks are in flight (as `logrotate`'s
+    /// copytruncate does): the truncation does not wait for the reader, the
+    /// chunks in flight still read (zeros where the file's pages went: no
+    /// fault ends the process), and the source stops there, saying the file
+    /// was cut.
     #[test]
-    fn a_truncation_waits_for_the_mapped_chunks_and_the_rest_is_read_as_a_stream() {
-        let Some(dir) = leased_dir() else {
+    fn a_truncation_under_mapped_chunks_neither_waits_nor_faults() {
+        let Some(dir) = mappable_dir() else {
             return;
         };
-        let bytes = text(6, 100_000);
+        let bytes = text(6, 200_000);
         let path = dir.path().join("rotated");
         let file = write(dir.path(), "rotated", &bytes);
-        let Ok(mut m) = Mapped::new(file, fail, 1000, 4096) else {
-            panic!("a leased file is mapped");
+        let Ok(mut m) = Mapped::new(file, fail, 1000, 65_536) else {
+            panic!("a file no one writes is mapped");
         };
+        // Chunks over several pages, the later ones wholly past the new end.
         let mut held = Vec::new();
-        for _ in 0..3 {
+        while held.iter().map(|c: &Chunk| c.len).sum::<usize>() < 20_000 {
             let mut c = Chunk::new();
             m.take(&mut c).expect("a chunk");
             held.push(c);
         }
-        let truncated = AtomicBool::new(false);
-        std::thread::scope(|s| {
-            let rotate = s.spawn(|| {
-                let mut f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .truncate(true)
-                    .open(&path)
-                    .expect("open to truncate");
-                truncated.store(true, Ordering::SeqCst);
-                f.write_all(b"after the rotation\n").expect("write");
-            });
-            let start = Instant::now();
-            while !m.lease.as_ref().is_some_and(|l| l.broken()) {
-                assert!(
-                    start.elapsed() < Duration::from_secs(10),
-                    "the lease never broke"
-                );
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            let mut next = Chunk::new();
-            m.take(&mut next).expect("the next chunk, read");
-            assert!(next.window.is_none(), "read as a stream after the break");
-            assert!(
-                m.lease.is_none() && m.window.is_none(),
-                "the source maps no more"
-            );
-            let at = held.iter().map(|c| c.len).sum::<usize>();
-            assert!(
-                next.text() == &bytes[at..at + next.len],
-                "the stream goes on where the map stopped"
-            );
-            assert_eq!(next.read, (at + next.len) as u64);
-            std::thread::sleep(Duration::from_millis(100));
-            assert!(
-                !truncated.load(Ordering::SeqCst),
-                "truncated under mapped chunks"
-            );
-            for c in &held {
-                assert!(c.text() == &bytes[..at][c.read as usize - c.len..c.read as usize]);
-            }
-            drop(held);
-            rotate
-                .join()
-                .expect("the truncation went through once the chunks were let go");
+        let (done, truncated) = std::sync::mpsc::channel();
+        let rotate = std::thread::spawn(move || {
+            let r = std::fs::OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .open(&path)
+                .and_then(|mut f| f.write_all(b"after the rotation\n"));
+            let _ = done.send(());
+            r
         });
-        assert!(truncated.load(Ordering::SeqCst));
-        // The rest reads from the truncated file, without a fault.
-        take_all(&mut m);
+        assert!(
+            truncated.recv_timeout(Duration::from_secs(5)).is_ok(),
+            "the truncation waited for the reader"
+        );
+        rotate.join().expect("join").expect("truncate");
+        // Every byte of the chunks in flight reads; past the file's first page they are gone.
+        let late = held.last().unwrap();
+        assert!(late.read > 8192);
+        assert!(
+            late.text().iter().all(|&b| b == 0),
+            "the pages past the end read as zeros"
+        );
+        let sum: u64 = held
+            .iter()
+            .flat_map(|c| c.text().iter().map(|&b| u64::from(b)))
+            .sum();
+        assert!(sum > 0, "the first page is the file's");
+        assert!(m.cut(), "the fault is told");
+        let mut next = Chunk::new();
+        assert!(m.take(&mut next).is_none(), "nothing is read past the cut");
         assert!(m.failure().is_none());
+    }
+
+    /// A file that shrank before its next chunk is read no further (no fault needed).
+    #[test]
+    fn a_file_that_shrank_is_read_no_further() {
+        let Some(dir) = mappable_dir() else {
+            return;
+        };
+        let bytes = text(7, 100_000);
+        let path = dir.path().join("shrinking");
+        let file = write(dir.path(), "shrinking", &bytes);
+        let Ok(mut m) = Mapped::new(file, fail, 1000, 4096) else {
+            panic!("a file no one writes is mapped");
+        };
+        let mut first = Chunk::new();
+        m.take(&mut first).expect("a chunk");
+        let read = first.read;
+        drop(first);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_len(50_000))
+            .expect("truncate");
+        let mut taken = 1;
+        let mut c = Chunk::new();
+        while m.take(&mut c).is_some() {
+            taken += 1;
+            assert!(c.read <= 50_000);
+        }
+        assert!(
+            m.cut() && m.consumed() < 50_000 && m.consumed() >= read,
+            "{taken} chunks"
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! Reads the client's benchmark figures: `--client FILE` (a pasted summary block or
 //! `--save-result` JSON, detected by content) and the bare-figure flags.
 
+use std::io::Read;
 use std::path::Path;
 
 use batchlens_core::client::{parse_client_file, ClientFigures};
@@ -29,14 +30,9 @@ pub fn read(
     let from_file = match file {
         None => None,
         Some(p) => {
-            let bytes = std::fs::read(p).map_err(|e| {
-                Failure::input(format!(
-                    "cannot read the client file '{}': {e}",
-                    p.display()
-                ))
-            })?;
+            let bytes = read_capped(p)?;
             let figures = parse_client_file(&bytes).map_err(|e| {
-                Failure::input(format!("'{}' is not a client summary: {e}.", p.display()))
+                Failure::input(format!("'{}' is not a client summary: {e}.", shown(p)))
             })?;
             Some(figures)
         }
@@ -49,4 +45,61 @@ pub fn read(
         }
         (f, file) => f.or(file),
     })
+}
+
+/// The most a client file may hold. A benchmark's summary block is a few KB
+/// and its `--save-result` JSON, even with every request's lengths and
+/// latencies, a few MB; what is larger is something else, read no further.
+pub const CLIENT_FILE_CAP: u64 = 16 * 1024 * 1024;
+
+fn shown(p: &Path) -> String {
+    if p.as_os_str() == "-" {
+        "stdin".to_string()
+    } else {
+        format!("'{}'", p.display())
+    }
+}
+
+/// The client file (`-`: stdin), read up to [`CLIENT_FILE_CAP`] and no
+/// further: a larger one (or an endless one such as `/dev/zero`) is refused
+/// without reading it whole.
+fn read_capped(p: &Path) -> Result<Vec<u8>, Failure> {
+    let cannot = |e: std::io::Error| {
+        Failure::input(format!("cannot read the client file {}: {e}", shown(p)))
+    };
+    let too_big = || {
+        Failure::input(format!(
+            "the client file {} is larger than {} MiB: not a benchmark summary \
+             (give the summary block or the --save-result JSON).",
+            shown(p),
+            CLIENT_FILE_CAP >> 20
+        ))
+    };
+    let mut bytes = Vec::new();
+    if p.as_os_str() == "-" {
+        std::io::stdin()
+            .lock()
+            .take(CLIENT_FILE_CAP + 1)
+            .read_to_end(&mut bytes)
+            .map_err(cannot)?;
+    } else {
+        let f = std::fs::File::open(p).map_err(cannot)?;
+        let meta = f.metadata().map_err(cannot)?;
+        if meta.is_dir() {
+            return Err(Failure::input(format!(
+                "the client file '{}' is a directory.",
+                p.display()
+            )));
+        }
+        if meta.is_file() && meta.len() > CLIENT_FILE_CAP {
+            return Err(too_big());
+        }
+        f.take(CLIENT_FILE_CAP + 1)
+            .read_to_end(&mut bytes)
+            .map_err(cannot)?;
+    }
+    if bytes.len() as u64 > CLIENT_FILE_CAP {
+        return Err(too_big());
+    }
+    Ok(bytes)
 }

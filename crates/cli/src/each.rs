@@ -68,7 +68,7 @@ pub fn run(args: &DiagnoseArgs) -> Result<(), Failure> {
                 error_line(path, f)
             }
         };
-        crate::write_stdout(format!("{line}\n").as_bytes())?;
+        crate::out::write_stdout(format!("{line}\n").as_bytes())?;
     }
     if let Some(e) = export {
         e.finish()?;

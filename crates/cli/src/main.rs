@@ -8,15 +8,16 @@ mod export;
 mod follow;
 mod http;
 mod input;
-mod lease;
+mod mapping;
 mod metrics;
 mod ordered;
+mod out;
 mod progress;
 mod simulate;
 mod watch;
 mod window;
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -69,7 +70,8 @@ struct DiagnoseArgs {
     #[arg(long, value_name = "DIR")]
     charts: Option<PathBuf>,
     /// The client's benchmark result (bench_serving / vllm bench serve summary text, or
-    /// its --save-result JSON) to reconcile with the server's throughput.
+    /// its --save-result JSON, at most 16 MiB; `-` reads stdin) to reconcile with the
+    /// server's throughput.
     #[arg(long, value_name = "FILE")]
     client: Option<PathBuf>,
     /// Output tokens/s your client measured (reconciled with the server's rate).
@@ -86,7 +88,9 @@ struct DiagnoseArgs {
     what_if: Vec<whatif::Change>,
     /// When the log holds several server runs (restarts), judge run N (1 = the first)
     /// instead of the last; the report lists every run.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    // Negative numbers are taken as the value, so `--run -1` is told it is out of range.
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u32).range(1..))]
     run: Option<u32>,
     /// Also write the timeline in long format (time_s, timestamp, source, metric,
     /// value, run, file) to this .csv or .parquet file.
@@ -135,7 +139,10 @@ impl Failure {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_exit(&e),
+    };
     let outcome = std::panic::catch_unwind(|| match cli.command {
         Command::Diagnose(args) => diagnose(args),
         Command::Simulate(args) => simulate::run(args),
@@ -145,13 +152,44 @@ fn main() -> ExitCode {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(f)) => {
             if !f.message.is_empty() {
-                eprintln!("batchlens: {}", f.message);
+                out::warn(&f.message);
             }
             ExitCode::from(f.code)
         }
         Err(_) => {
-            eprintln!("batchlens: internal error (this is a bug; please report it with the input that caused it)");
+            out::warn(
+                "internal error (this is a bug; please report it with the input that caused it)",
+            );
             ExitCode::from(EXIT_INTERNAL)
+        }
+    }
+}
+
+/// Help and version go to stdout, where a failed write is an error as for a
+/// report; usage errors go to stderr (exit 2).
+fn clap_exit(e: &clap::Error) -> ExitCode {
+    if e.use_stderr() {
+        let styled = e.render();
+        out::stderr_text(&if std::io::stderr().is_terminal() {
+            styled.ansi().to_string()
+        } else {
+            styled.to_string()
+        });
+        return ExitCode::from(EXIT_INPUT);
+    }
+    let styled = e.render();
+    let text = if std::io::stdout().is_terminal() {
+        styled.ansi().to_string()
+    } else {
+        styled.to_string()
+    };
+    match out::write_stdout(text.as_bytes()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            if !f.message.is_empty() {
+                out::warn(&f.message);
+            }
+            ExitCode::from(f.code)
         }
     }
 }
@@ -159,6 +197,12 @@ fn main() -> ExitCode {
 fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
     if args.each {
         return each::run(&args);
+    }
+    let log_on_stdin = args.files.is_empty() || args.files.iter().any(|f| f.as_os_str() == "-");
+    if log_on_stdin && args.client.as_ref().is_some_and(|c| c.as_os_str() == "-") {
+        return Err(Failure::input(
+            "--client - reads the client summary from stdin, so the log must be given as files.",
+        ));
     }
     let client = client_input::read(
         args.client.as_deref(),
@@ -172,24 +216,45 @@ fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
         ..Options::default()
     });
     let show_progress = !args.no_progress && std::io::stderr().is_terminal();
-    input::read_all(&args.files, &mut analyzer, show_progress)?;
+    let truncated = input::read_all(&args.files, &mut analyzer, show_progress)?;
     let mut report = analyzer.finish();
+    if let Some(t) = truncated {
+        // The text and Markdown reports say it themselves.
+        if args.format == Format::Json {
+            out::warn(&format!(
+            "'{}' shrank while it was read (truncated or rotated): the report covers the {} bytes read of the {} it held when opened.",
+            t.file,
+            render::num(t.bytes_read as f64),
+            render::num(t.bytes_at_open as f64)
+        ));
+        }
+        report.input.truncated_while_reading = Some(t);
+    }
     if let Some(n) = args.run {
+        // Every restart starts a run, listed or not.
+        let runs = report.events.restarts + 1;
+        let held = format!(
+            "the log holds {}",
+            render::count(runs as f64, "server run", "server runs")
+        );
+        if u64::from(n) > runs {
+            return Err(Failure::input(format!(
+                "--run {n}: {held}; give a run from 1 to {runs}."
+            )));
+        }
         let judged = report.runs.iter().find(|r| r.analyzed).map(|r| r.run);
         if judged.unwrap_or(1) != n {
-            eprintln!(
-                "batchlens: --run {n}: the log holds {} server run{}; judging {}",
-                report.runs.len().max(1),
-                if report.runs.len() > 1 { "s" } else { "" },
+            out::warn(&format!(
+                "--run {n}: run {n} has no stats lines to judge ({held}); judging {}",
                 judged.map_or("it".to_string(), |j| format!("run {j}"))
-            );
+            ));
         }
     }
     if !args.what_if.is_empty() {
         report.what_if = whatif::predict(&report, &args.what_if);
         if report.what_if.is_none() {
-            eprintln!(
-                "batchlens: --what-if: no prediction, the log shows no steady state with running requests and a generation throughput to fit"
+            out::warn(
+                "--what-if: no prediction, the log shows no steady state with running requests and a generation throughput to fit",
             );
         }
     }
@@ -208,7 +273,7 @@ fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
     if let (Some(path), None) = (&args.export, &problem) {
         export::one(&report, &args.files, path)?;
     }
-    let out = match args.format {
+    let text = match args.format {
         Format::Json => {
             let mut s = serde_json::to_string_pretty(&report).map_err(|e| Failure {
                 code: EXIT_INTERNAL,
@@ -230,7 +295,7 @@ fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
         Format::Markdown if problem.is_some() => String::new(),
         Format::Markdown => render::markdown(&report) + &render::what_if_text(&report, "## "),
     };
-    write_stdout(out.as_bytes())?;
+    out::write_stdout(text.as_bytes())?;
     match problem {
         Some(msg) => Err(Failure::input(msg)),
         None => Ok(()),
@@ -249,21 +314,9 @@ fn input_problem(r: &Report, files: &[PathBuf]) -> Option<String> {
         [one] => Some(one.display().to_string()),
         _ => None,
     };
-    render::input_problem(r, &what, file.as_deref(), render::Front::Cli)
-}
-
-/// Writes to stdout; a closed pipe (`| head`) ends quietly.
-fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|_| out.flush()) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure {
-            code: 0,
-            message: String::new(),
-        }),
-        Err(e) => Err(Failure {
-            code: EXIT_INTERNAL,
-            message: format!("could not write to stdout: {e}"),
-        }),
-    }
+    let first = match files {
+        [first, _, ..] => Some(first.display().to_string()),
+        _ => None,
+    };
+    render::input_problem(r, &what, file.as_deref(), first.as_deref(), render::Front::Cli)
 }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use batchlens_sim::{Engine as SimEngine, SimConfig, PRESETS};
 use clap::ValueEnum;
 
-use crate::{Failure, EXIT_INTERNAL};
+use crate::{Failure, EXIT_INPUT, EXIT_INTERNAL};
 
 #[derive(clap::Args)]
 pub struct SimulateArgs {
@@ -147,17 +147,74 @@ fn config(args: &SimulateArgs) -> Result<SimConfig, Failure> {
             "the run never ends: set num_requests or duration_s (--duration)".into(),
         ));
     }
+    within_limits(&cfg)?;
     Ok(cfg)
+}
+
+/// Clients in flight at once, at most: each holds a request's state.
+pub const MAX_CONCURRENCY: u32 = 100_000;
+/// Requests a run may submit, at most (by count, by arrival rate over the
+/// duration, or in bursts): the simulator keeps each one's latencies for the
+/// client's summary, and queued requests wait in memory.
+pub const MAX_REQUESTS: f64 = 1_000_000.0;
+/// Simulated seconds of client traffic, at most (a week, past any benchmark
+/// and the longest log the benchmarks make): a closed loop submits, and keeps
+/// each finished request's latencies, for as long as it runs.
+pub const MAX_DURATION_S: f64 = 7.0 * 86_400.0;
+
+/// The simulator holds every client, queued request and finished request's
+/// latencies in memory: inputs beyond what a real benchmark reaches are
+/// refused rather than let grow without bound.
+fn within_limits(cfg: &SimConfig) -> Result<(), Failure> {
+    if cfg.concurrency > MAX_CONCURRENCY {
+        return Err(bad(format!(
+            "--concurrency {} is more than the {MAX_CONCURRENCY} clients a simulation holds",
+            cfg.concurrency
+        )));
+    }
+    if cfg.duration_s > MAX_DURATION_S {
+        return Err(bad(format!(
+            "--duration {} s is longer than the {MAX_DURATION_S} s a simulation runs",
+            cfg.duration_s
+        )));
+    }
+    let open_loop = if cfg.concurrency == 0 && cfg.duration_s > 0.0 {
+        cfg.arrival_rate * cfg.duration_s
+    } else {
+        0.0
+    };
+    let bursts: f64 = cfg.bursts.iter().map(|b| f64::from(b.count)).sum();
+    let requests = (cfg.num_requests as f64).max(open_loop) + bursts;
+    if requests.is_nan() || requests > MAX_REQUESTS || !cfg.arrival_rate.is_finite() {
+        return Err(bad(format!(
+            "the run would submit about {requests:.0} requests, more than the {MAX_REQUESTS} a simulation holds \
+             (lower num_requests, arrival_rate × duration or the bursts)"
+        )));
+    }
+    Ok(())
 }
 
 pub fn run(args: SimulateArgs) -> Result<(), Failure> {
     let cfg = config(&args)?;
     let sink: Box<dyn Write> = match &args.out {
-        Some(p) => Box::new(std::fs::File::create(p).map_err(|e| Failure {
-            code: EXIT_INTERNAL,
-            message: format!("cannot create '{}': {e}", p.display()),
+        Some(p) if p.is_dir() => {
+            return Err(bad(format!(
+                "--out '{}' is a directory; give the path of the log file to write.",
+                p.display()
+            )))
+        }
+        Some(p) => Box::new(std::fs::File::create(p).map_err(|e| {
+            let code = match e.kind() {
+                // The path given cannot be a file: the input is wrong.
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => EXIT_INPUT,
+                _ => EXIT_INTERNAL,
+            };
+            Failure {
+                code,
+                message: format!("cannot create '{}': {e}", p.display()),
+            }
         })?),
-        None => Box::new(std::io::stdout().lock()),
+        None => Box::new(crate::out::Stdout),
     };
     let mut w = std::io::BufWriter::with_capacity(1 << 20, sink);
     let mut err: Option<std::io::Error> = None;
@@ -175,15 +232,12 @@ pub fn run(args: SimulateArgs) -> Result<(), Failure> {
         Some(e) => Err(e),
         None => w.flush(),
     };
-    match res {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-        Err(e) => {
-            return Err(Failure {
-                code: EXIT_INTERNAL,
-                message: format!("could not write the log: {e}"),
-            })
-        }
+    if let Err(e) = res {
+        let what = match &args.out {
+            Some(p) => format!("'{}'", p.display()),
+            None => "stdout".to_string(),
+        };
+        return Err(crate::out::write_failure(&e, &what));
     }
     if let Some(p) = &args.outcome_json {
         let mut s = serde_json::to_string_pretty(&outcome).map_err(|e| Failure {

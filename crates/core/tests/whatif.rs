@@ -346,6 +346,8 @@ fn parse_change_accepts_known_names_only() {
     for name in whatif::PARAMETERS {
         let v = if name.contains("fraction") || name.contains("utilization") {
             "0.9"
+        } else if *name == "kv_dtype_fp8" {
+            "1"
         } else {
             "2"
         };
@@ -362,6 +364,8 @@ fn parse_change_accepts_known_names_only() {
         "kv_tokens=0",
         "max_running=inf",
         "mem_fraction_static=1.5",
+        "kv_dtype_fp8=2",
+        "kv_dtype_fp8=0.5",
     ] {
         assert!(whatif::parse_change(bad).is_err(), "{bad}");
     }

@@ -204,7 +204,7 @@ impl Session {
         };
         let file = (files <= 1).then_some(name);
         Ok(
-            render::input_problem(self.report()?, &what, file, render::Front::Page)
+            render::input_problem(self.report()?, &what, file, None, render::Front::Page)
                 .unwrap_or_default(),
         )
     }

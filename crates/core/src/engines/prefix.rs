@@ -74,7 +74,9 @@ pub fn last_stamp(text: &[u8]) -> Option<Found> {
         if start >= 6 && (text[start - 1] == b' ' || text[start - 1] == b'T') {
             let d = start - 6;
             if let (Some(mo), Some(dd)) = (two(text, d), two(text, d + 3)) {
-                if text[d + 2] == b'-' && (1..=12).contains(&mo) && (1..=31).contains(&dd) {
+                // Any two digits: an impossible date (month 13, day 32) is told
+                // as it is, and judged where the record is (never a time alone).
+                if text[d + 2] == b'-' {
                     st.month = Some(mo);
                     st.day = Some(dd);
                     s0 = d;
@@ -136,8 +138,8 @@ pub fn bracketed_head(b: &[u8]) -> Option<Found> {
     }
     let (y, mo, d) = (num(1, 4)?, num(6, 2)?, num(9, 2)?);
     let (h, mi, s) = (num(12, 2)?, num(15, 2)?, num(18, 2)?);
-    let ok =
-        y >= 1970 && (1..=12).contains(&mo) && (1..=31).contains(&d) && h < 24 && mi < 60 && s < 61;
+    // Month and day as printed, possible or not: see `last_stamp`.
+    let ok = y >= 1970 && h < 24 && mi < 60 && s < 61;
     ok.then(|| Found {
         stamp: Stamp {
             year: Some(y as i32),

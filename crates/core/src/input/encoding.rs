@@ -2,6 +2,11 @@
 //! every server writes), or UTF-16 with a byte-order mark — what Windows
 //! PowerShell's `>` writes when a log is captured there. UTF-16 is decoded to
 //! UTF-8 as it streams in (a chunk may end inside a code unit or a surrogate pair).
+//!
+//! A UTF-8 input whose first line ends in a lone `\r` (classic Mac line ends,
+//! `tr '\n' '\r'`) has its lone `\r`s read as line ends. The next file of a log
+//! split in several (`split -b`) continues a UTF-16 one when it starts without
+//! a mark but with a UTF-16 code unit of the same byte order.
 
 /// How the input's bytes become the text that is read.
 #[derive(Debug, Default)]
@@ -10,7 +15,25 @@ pub(crate) enum Decode {
     #[default]
     Undecided,
     Held(u8),
+    /// UTF-8 whose first line end is still to come: the bytes pass as they are.
+    /// `cr` holds a `\r` that ended the last chunk (a line end, or half a `\r\n`).
+    Utf8Pending {
+        cr: bool,
+    },
     Utf8,
+    /// UTF-8 with lone `\r` line ends, read as `\n`; `cr` as in `Utf8Pending`.
+    CrLines {
+        cr: bool,
+    },
+    /// The start of the next file after a UTF-16 one: the code unit cut at the
+    /// last file's end, if any, and the next file's first bytes, held until
+    /// [`CONTINUE_HEAD`] tell whether it goes on in UTF-16.
+    Continue {
+        big_endian: bool,
+        odd: Option<u8>,
+        high: Option<u16>,
+        head: Vec<u8>,
+    },
     Utf16 {
         big_endian: bool,
         /// A code unit's first byte at the end of the last chunk.
@@ -22,6 +45,22 @@ pub(crate) enum Decode {
 
 const REPLACEMENT: char = '\u{FFFD}';
 
+/// Bytes of a file after a UTF-16 one that tell whether it goes on in UTF-16:
+/// a log's text holds ASCII, whose code units have a zero byte, which UTF-8
+/// text never holds.
+const CONTINUE_HEAD: usize = 64;
+
+/// The kind of `chunk`'s first line end: `Some(false)` for `\n` or `\r\n`,
+/// `Some(true)` for a lone `\r`, `None` if it has none (or ends in a `\r`).
+fn first_line_end(chunk: &[u8]) -> Option<bool> {
+    let i = memchr::memchr2(b'\n', b'\r', chunk)?;
+    match (chunk[i], chunk.get(i + 1)) {
+        (b'\n', _) | (_, Some(b'\n')) => Some(false),
+        (_, Some(_)) => Some(true),
+        (_, None) => None,
+    }
+}
+
 impl Decode {
     /// The name of a decoded encoding, for the report (`None` for UTF-8).
     pub fn name(&self) -> Option<&'static str> {
@@ -32,7 +71,32 @@ impl Decode {
             Decode::Utf16 {
                 big_endian: true, ..
             } => Some("utf-16be"),
+            Decode::Continue {
+                big_endian: false, ..
+            } => Some("utf-16le"),
+            Decode::Continue {
+                big_endian: true, ..
+            } => Some("utf-16be"),
             _ => None,
+        }
+    }
+
+    /// The decoder for the next file of the same log: a UTF-16 one hands on
+    /// its byte order and what is cut at its end ([`Decode::Continue`]), so a
+    /// file split anywhere reads as `cat` would join it; any other starts afresh.
+    pub fn next_input(&mut self) -> Decode {
+        match self {
+            Decode::Utf16 {
+                big_endian,
+                odd,
+                high,
+            } => Decode::Continue {
+                big_endian: *big_endian,
+                odd: odd.take(),
+                high: high.take(),
+                head: Vec::new(),
+            },
+            _ => Decode::default(),
         }
     }
 
@@ -47,6 +111,7 @@ impl Decode {
         if matches!(self, Decode::Undecided)
             && chunk.len() >= 2
             && !matches!(chunk[..2], [0xff, 0xfe] | [0xfe, 0xff])
+            && first_line_end(chunk) == Some(false)
         {
             *self = Decode::Utf8;
         }
@@ -59,12 +124,141 @@ impl Decode {
         match self {
             Decode::Undecided | Decode::Held(_) => self.decide(chunk, out),
             Decode::Utf8 => chunk,
+            Decode::Utf8Pending { .. } | Decode::CrLines { .. } => {
+                out.clear();
+                self.line_ends_into(chunk, out);
+                out
+            }
+            Decode::Continue { .. } => self.continue_utf16(chunk, out),
             Decode::Utf16 { .. } => {
                 out.clear();
                 self.decode_into(chunk, out);
                 out
             }
         }
+    }
+
+    /// UTF-8 text while its line ends are told or once they are lone `\r`s.
+    fn line_ends_into(&mut self, chunk: &[u8], out: &mut Vec<u8>) {
+        let (Decode::Utf8Pending { cr } | Decode::CrLines { cr }) = self else {
+            unreachable!("only UTF-8 line ends are read here")
+        };
+        let mut from = 0;
+        if std::mem::take(cr) {
+            match chunk.first() {
+                None => {
+                    *cr = true;
+                    return;
+                }
+                Some(b'\n') => {
+                    out.push(b'\r');
+                    if matches!(self, Decode::Utf8Pending { .. }) {
+                        *self = Decode::Utf8;
+                        out.extend_from_slice(chunk);
+                        return;
+                    }
+                }
+                Some(_) => {
+                    out.push(b'\n');
+                    *self = Decode::CrLines { cr: false };
+                }
+            }
+        }
+        if matches!(self, Decode::Utf8Pending { .. }) {
+            match memchr::memchr2(b'\n', b'\r', chunk) {
+                None => {
+                    out.extend_from_slice(chunk);
+                    return;
+                }
+                Some(i) if chunk[i] == b'\n' || chunk.get(i + 1) == Some(&b'\n') => {
+                    *self = Decode::Utf8;
+                    out.extend_from_slice(chunk);
+                    return;
+                }
+                Some(i) => {
+                    // A lone `\r` ends the first line (or the chunk ends after it).
+                    out.extend_from_slice(&chunk[..i]);
+                    if i + 1 == chunk.len() {
+                        *self = Decode::Utf8Pending { cr: true };
+                        return;
+                    }
+                    out.push(b'\n');
+                    *self = Decode::CrLines { cr: false };
+                    from = i + 1;
+                }
+            }
+        }
+        let rest = &chunk[from..];
+        let mut at = 0;
+        for i in memchr::memchr_iter(b'\r', rest) {
+            out.extend_from_slice(&rest[at..i]);
+            at = i + 1;
+            match rest.get(i + 1) {
+                Some(b'\n') => out.push(b'\r'),
+                Some(_) => out.push(b'\n'),
+                None => *self = Decode::CrLines { cr: true },
+            }
+        }
+        out.extend_from_slice(&rest[at..]);
+    }
+
+    /// The first bytes of a file after a UTF-16 one, held until there are
+    /// enough to tell how to read them ([`Decode::settle`]).
+    fn continue_utf16<'a>(&mut self, chunk: &'a [u8], out: &'a mut Vec<u8>) -> &'a [u8] {
+        let Decode::Continue { head, .. } = self else {
+            unreachable!("only a continuation is decided here")
+        };
+        head.extend_from_slice(chunk);
+        out.clear();
+        if head.len() >= CONTINUE_HEAD {
+            self.settle(out);
+        }
+        out
+    }
+
+    /// Decides a continuation on its held bytes and appends their text: UTF-16
+    /// on when, without a mark of their own, they hold a code unit of plain
+    /// ASCII in the same byte order; else a file of its own, and what was cut
+    /// at the last file's end is lost (a replacement character).
+    fn settle(&mut self, out: &mut Vec<u8>) {
+        let Decode::Continue {
+            big_endian,
+            odd,
+            high,
+            head,
+        } = std::mem::take(self)
+        else {
+            unreachable!("only a continuation is settled")
+        };
+        let stream: Vec<u8> = odd.into_iter().chain(head.iter().copied()).collect();
+        let mark =
+            odd.is_none() && head.len() >= 2 && matches!(head[..2], [0xff, 0xfe] | [0xfe, 0xff]);
+        let ascii = stream[..stream.len().min(CONTINUE_HEAD)]
+            .chunks_exact(2)
+            .any(|p| {
+                let (lo, hi) = if big_endian {
+                    (p[1], p[0])
+                } else {
+                    (p[0], p[1])
+                };
+                hi == 0 && (0x01..0x80).contains(&lo)
+            });
+        if !mark && ascii {
+            *self = Decode::Utf16 {
+                big_endian,
+                odd,
+                high,
+            };
+            self.decode_into(&head, out);
+            return;
+        }
+        let mut buf = [0u8; 4];
+        for _ in 0..(high.is_some() as usize + odd.is_some() as usize) {
+            out.extend_from_slice(REPLACEMENT.encode_utf8(&mut buf).as_bytes());
+        }
+        let mut rest = Vec::new();
+        let text = self.text(&head, &mut rest);
+        out.extend_from_slice(text);
     }
 
     /// The input's first bytes: a byte-order mark means UTF-16, anything else UTF-8.
@@ -89,18 +283,18 @@ impl Decode {
             }
             (Some(0xff), Some(0xfe)) => utf16(false),
             (Some(0xfe), Some(0xff)) => utf16(true),
-            _ => Decode::Utf8,
+            _ => Decode::Utf8Pending { cr: false },
         };
         out.clear();
-        match (self.is_plain(), held) {
-            (true, None) => return chunk,
-            (true, Some(b)) => {
+        if matches!(self, Decode::Utf8Pending { .. }) {
+            if let Some(b) = held {
                 out.push(b);
-                out.extend_from_slice(chunk);
             }
-            // The mark itself is not text.
-            (false, _) => self.decode_into(&chunk[2 - held.is_some() as usize..], out),
+            self.line_ends_into(chunk, out);
+            return out;
         }
+        // The mark itself is not text.
+        self.decode_into(&chunk[2 - held.is_some() as usize..], out);
         out
     }
 
@@ -110,6 +304,20 @@ impl Decode {
         out.clear();
         match std::mem::replace(self, Decode::Utf8) {
             Decode::Held(b) => out.push(b),
+            // A `\r` at the very end: the line end it is either way.
+            Decode::Utf8Pending { cr } | Decode::CrLines { cr } => {
+                if cr {
+                    out.push(b'\r');
+                }
+            }
+            c @ Decode::Continue { .. } => {
+                // A next file shorter than the bytes that tell: told by what it holds.
+                *self = c;
+                self.settle(out);
+                let mut tail = Vec::new();
+                let end = self.finish(&mut tail).to_vec();
+                out.extend_from_slice(&end);
+            }
             Decode::Utf16 {
                 big_endian,
                 odd,
@@ -257,5 +465,71 @@ mod tests {
                 "slices of {size}"
             );
         }
+    }
+
+    #[test]
+    fn lone_carriage_returns_end_lines_when_the_first_line_ends_in_one() {
+        let lf = "[2026-02-24 10:00:00] a\n[2026-02-24 10:00:01] b\r\nc\n\nd";
+        let cr = lf
+            .replace("\r\n", "\u{1}")
+            .replace('\n', "\r")
+            .replace('\u{1}', "\r\n");
+        for size in [1, 2, 3, 5, 7, 100] {
+            let (got, name) = decode_in(cr.as_bytes(), size);
+            assert_eq!(String::from_utf8(got).unwrap(), lf, "slices of {size}");
+            assert_eq!(name, None);
+        }
+        // A log of `\n` lines keeps a `\r` inside one (a progress bar redrawn).
+        let bar = b"start\nLoading 10%\rLoading 20%\n\r\rend\r";
+        for size in [1, 2, 3, 100] {
+            assert_eq!(decode_in(bar, size).0, bar, "slices of {size}");
+        }
+        // Ending in a lone `\r` before any other line end.
+        assert_eq!(decode_in(b"one\r", 2).0, b"one\r");
+        assert_eq!(decode_in(b"one\rtwo", 4).0, b"one\ntwo");
+    }
+
+    /// Decodes `parts` as the files of one log.
+    fn decode_files(parts: &[&[u8]], size: usize) -> (Vec<u8>, Option<&'static str>) {
+        let mut d = Decode::default();
+        let mut text = Vec::new();
+        let mut out = Vec::new();
+        let mut name = None;
+        for (k, part) in parts.iter().enumerate() {
+            if k > 0 {
+                let next = d.next_input();
+                text.extend_from_slice(d.finish(&mut out));
+                name = name.or(d.name());
+                d = next;
+            }
+            for c in part.chunks(size) {
+                text.extend_from_slice(d.text(c, &mut out));
+            }
+        }
+        text.extend_from_slice(d.finish(&mut out));
+        (text, name.or(d.name()))
+    }
+
+    #[test]
+    fn a_utf16_log_split_anywhere_reads_as_one() {
+        let text = "[2026-02-24 10:55:32 TP0] Decode batch — ok 🚀\r\nnext line\n";
+        for big_endian in [false, true] {
+            let bytes = utf16(text, big_endian);
+            for cut in 2..bytes.len() {
+                for size in [1, 3, 64] {
+                    let (got, name) = decode_files(&[&bytes[..cut], &bytes[cut..]], size);
+                    assert_eq!(
+                        String::from_utf8_lossy(&got),
+                        text,
+                        "cut at {cut}, slices of {size}"
+                    );
+                    assert_eq!(name, Some(["utf-16le", "utf-16be"][big_endian as usize]));
+                }
+            }
+        }
+        // A UTF-8 file after a UTF-16 one is read as UTF-8.
+        let first = utf16("a\n", false);
+        let (got, _) = decode_files(&[&first, b"plain utf-8\n"], 3);
+        assert_eq!(String::from_utf8(got).unwrap(), "a\nplain utf-8\n");
     }
 }

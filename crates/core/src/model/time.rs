@@ -28,11 +28,18 @@ pub fn days_from_civil(y: i32, m: u32, d: u32) -> i64 {
 /// Turns stamps into monotone seconds.
 #[derive(Debug, Clone, Default)]
 pub struct Clock {
-    /// Raw seconds of the previous stamp (before offset).
-    last_raw: Option<f64>,
-    /// Year assumed for stamps without one; bumped on a December→January rollover.
+    /// Raw seconds of the previous stamp (before offset) of each kind: dated,
+    /// year-less, time-only ([`lane`]). Lines of two kinds are two servers'
+    /// (SGLang's and vLLM's in one file), each going forward on its own: a
+    /// step back is looked for between lines of one kind.
+    last_raw: [Option<f64>; 3],
+    /// Year assumed for stamps without one: the last dated stamp's, bumped on a
+    /// December→January rollover.
     year_guess: i32,
     last_month: Option<u32>,
+    last_day: Option<u32>,
+    /// The last stamp with a month and day had no year.
+    last_was_yearless: bool,
     /// Days added to time-only stamps after midnight rollovers.
     day_offset: i64,
     /// Correction that keeps the clock continuous across backward jumps.
@@ -64,8 +71,34 @@ impl Clock {
 
     fn raw_seconds(&mut self, s: &Stamp) -> f64 {
         match (s.year, s.month, s.day) {
-            (Some(y), Some(m), Some(d)) => self.days(y, m, d) as f64 * 86_400.0 + s.second_of_day,
+            (Some(y), Some(m), Some(d)) => {
+                // Year-less stamps (vLLM's `MM-DD`) between dated ones (SGLang's)
+                // are of the year the dated lines tell, not of a guess.
+                if y != self.year_guess {
+                    if let (Some(lm), Some(ld), Some(prev)) =
+                        (self.last_month, self.last_day, self.last_raw[1])
+                    {
+                        if self.last_was_yearless {
+                            // The year-less stamps placed so far move to the year told,
+                            // so the step from the last one is its own, not the years between.
+                            let shift = (days_from_civil(y, lm, ld)
+                                - days_from_civil(self.year_guess, lm, ld))
+                                as f64
+                                * 86_400.0;
+                            self.last_raw[1] = Some(prev + shift);
+                            self.offset -= shift;
+                        }
+                    }
+                    self.year_guess = y;
+                }
+                self.last_month = Some(m);
+                self.last_day = Some(d);
+                self.last_was_yearless = false;
+                self.days(y, m, d) as f64 * 86_400.0 + s.second_of_day
+            }
             (None, Some(m), Some(d)) => {
+                self.last_was_yearless = true;
+                self.last_day = Some(d);
                 if let Some(lm) = self.last_month {
                     if m + 6 < lm {
                         self.year_guess += 1;
@@ -76,7 +109,7 @@ impl Clock {
             }
             _ => {
                 let t = self.day_offset as f64 * 86_400.0 + s.second_of_day;
-                if let Some(prev) = self.last_raw {
+                if let Some(prev) = self.last_raw[2] {
                     // A time-only stamp far behind the previous one crossed midnight.
                     if prev - t > 43_200.0 {
                         self.day_offset += 1;
@@ -101,8 +134,9 @@ impl Clock {
 
     pub fn place(&mut self, s: &Stamp) -> Tick {
         let raw = self.raw_seconds(s);
+        let lane = lane(s);
         let mut jumped = None;
-        if let Some(prev) = self.last_raw {
+        if let Some(prev) = self.last_raw[lane] {
             let back = prev - raw;
             if back > JITTER_S {
                 // A new segment (rotated/concatenated log): continue from where we were.
@@ -110,7 +144,7 @@ impl Clock {
                 jumped = Some(back);
             }
         }
-        self.last_raw = Some(raw);
+        self.last_raw[lane] = Some(raw);
         let mut t = raw + self.offset;
         if !self.started {
             self.started = true;
@@ -124,6 +158,15 @@ impl Clock {
             seconds: t,
             jumped_back_s: jumped,
         }
+    }
+}
+
+/// The kind of a stamp: dated (0), year-less (1), time-only (2).
+fn lane(s: &Stamp) -> usize {
+    match (s.year, s.month) {
+        (Some(_), Some(_)) => 0,
+        (None, Some(_)) => 1,
+        _ => 2,
     }
 }
 
@@ -171,6 +214,30 @@ mod tests {
         let a = c.place(&st(None, Some(12), Some(31), 86_390.0)).seconds;
         let b = c.place(&st(None, Some(1), Some(1), 10.0)).seconds;
         assert_eq!(b - a, 20.0);
+    }
+
+    #[test]
+    fn year_less_stamps_take_the_year_of_the_dated_ones_around_them() {
+        // Dated (SGLang) and year-less (vLLM) lines of one day, interleaved.
+        let mut c = Clock::new();
+        let mut last = None;
+        for k in 0..20 {
+            let year = (k % 2 == 0).then_some(2026);
+            let t = c.place(&st(year, Some(2), Some(24), 36_000.0 + k as f64));
+            assert!(t.jumped_back_s.is_none(), "stamp {k}");
+            if let Some(prev) = last {
+                assert_eq!(t.seconds - prev, 1.0, "stamp {k}");
+            }
+            last = Some(t.seconds);
+        }
+        // Year-less first: the dated line that follows goes on from them.
+        let mut c = Clock::new();
+        let a = c.place(&st(None, Some(12), Some(31), 86_000.0)).seconds;
+        let b = c.place(&st(Some(2026), Some(12), Some(31), 86_010.0));
+        assert!(b.jumped_back_s.is_none());
+        assert_eq!(b.seconds - a, 10.0);
+        let n = c.place(&st(None, Some(1), Some(1), 10.0)).seconds;
+        assert_eq!(n - b.seconds, 400.0, "into the next year");
     }
 
     #[test]

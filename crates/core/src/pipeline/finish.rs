@@ -96,6 +96,10 @@ impl Analyzer {
 
 /// A report of a run's timeline (diagnosis, client figures and predictions are added after).
 fn report_of(f: crate::timeline::Finished, engine: String, input: InputStats) -> Report {
+    let runs_not_listed = match f.runs.len() as u64 {
+        0 => 0,
+        listed => (f.events.restarts + 1).saturating_sub(listed),
+    };
     Report {
         schema_version: SCHEMA_VERSION,
         engine,
@@ -111,6 +115,7 @@ fn report_of(f: crate::timeline::Finished, engine: String, input: InputStats) ->
         events: f.events,
         timeline: f.timeline,
         diagnosis: None,
+        runs_not_listed,
         runs: f.runs,
         restart_check: None,
         what_if: None,

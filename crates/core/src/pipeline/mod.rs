@@ -4,6 +4,7 @@ pub mod access_layouts;
 mod finish;
 mod options;
 mod pieces;
+mod ranges;
 pub mod read_ahead;
 
 use options::engines_tried;
@@ -172,8 +173,9 @@ impl Analyzer {
     /// The next file of several read as one log begins: its own first bytes
     /// tell its encoding. Its text follows the last file's, as `cat` joins them.
     pub fn next_input(&mut self) {
+        let next = self.decode.next_input();
         self.end_input();
-        self.decode = Decode::default();
+        self.decode = next;
     }
 
     /// What the decoder holds at the end of an input.

@@ -35,13 +35,16 @@ impl Analyzer {
                 }
             }
         }
+        // Values no server prints make their record damaged, never a figure.
+        let impossible = super::ranges::damage_impossible(&mut self.recs);
         match outcome {
             Outcome::Incomplete => {
                 self.held = Some((no, line.to_vec()));
                 return;
             }
             Outcome::Stats { full, damaged } => {
-                self.count_stats(no, engine, full, damaged, || line);
+                let full = full.saturating_sub(impossible);
+                self.count_stats(no, engine, full, damaged + impossible, || line);
             }
             Outcome::Other(label) => {
                 if label == STATS_DISABLED && self.input.stats_disabled.is_none() {
@@ -97,8 +100,10 @@ impl Analyzer {
         recs: std::ops::Range<usize>,
         line: impl FnOnce() -> &'l [u8],
     ) {
-        self.count_stats(no, Some(engine), full, damaged, line);
         let mut ahead = std::mem::take(&mut self.ahead_recs);
+        let impossible = super::ranges::damage_impossible(&mut ahead[recs.clone()]);
+        let full = full.saturating_sub(impossible);
+        self.count_stats(no, Some(engine), full, damaged + impossible, line);
         for r in &mut ahead[recs.clone()] {
             if let Record::Sample(s) = r {
                 s.line = no;

@@ -33,6 +33,9 @@ pub fn markdown(r: &Report) -> String {
         duration(r.idle_seconds),
         super::prefill_time(r).replace(" ·", ",")
     );
+    if let Some(t) = super::truncation(r) {
+        let _ = writeln!(o, "**Warning:** {}\n", esc(&t));
+    }
     if let Some(d) = &r.diagnosis {
         let p = &d.primary;
         let _ = writeln!(

@@ -22,14 +22,29 @@ pub(crate) fn scope(r: &Report) -> String {
     let stats = count(r.input.stat_lines as f64, "stats line", "stats lines");
     match r.runs.iter().find(|run| run.analyzed) {
         Some(run) => format!(
-            "{stats} in {} server runs; run {} judged: {} over {}",
-            r.runs.len(),
+            "{stats} in {} server runs{}; run {} judged: {} over {}",
+            num((r.events.restarts + 1) as f64),
+            match r.runs_not_listed {
+                0 => String::new(),
+                n => format!(" ({} of the earliest not listed)", num(n as f64)),
+            },
             run.run,
             count(run.stat_lines as f64, "stats line", "stats lines"),
             duration(r.span_seconds)
         ),
         None => format!("{stats} over {}", duration(r.span_seconds)),
     }
+}
+
+/// The sentence that says a file shrank while it was read, if one did.
+pub(crate) fn truncation(r: &Report) -> Option<String> {
+    let t = r.input.truncated_while_reading.as_ref()?;
+    Some(format!(
+        "'{}' shrank while it was read (truncated or rotated): this report covers the {} bytes read of the {} it held when opened.",
+        t.file,
+        num(t.bytes_read as f64),
+        num(t.bytes_at_open as f64)
+    ))
 }
 
 /// Columns of the server-runs table.

@@ -18,14 +18,37 @@ const READ_ENGINES: [&str; 4] = ["SGLang", "vLLM", "LMDeploy", "TensorRT-LLM"];
 /// A report with nothing to diagnose is an input problem: what was read, and why
 /// nothing could be judged. `what` names the input for the sentence (`'server.log'`,
 /// `stdin`, `2 files`); `file` is the one file's path, for the command that unpacks it.
-pub fn input_problem(r: &Report, what: &str, file: Option<&str>, front: Front) -> Option<String> {
+/// `first` is the first file's path when several were read: binary input is told by
+/// the first bytes, those of the first file.
+pub fn input_problem(
+    r: &Report,
+    what: &str,
+    file: Option<&str>,
+    first: Option<&str>,
+    front: Front,
+) -> Option<String> {
     let stats = r.input.stat_lines + r.input.damaged_stat_lines;
     if stats > 0 {
         return None;
     }
-    if r.input.bytes == 0 {
-        return Some(format!("{what} is empty: there is no log to read."));
+    if let Some(t) = &r.input.truncated_while_reading {
+        return Some(format!(
+            "'{}' shrank while it was read (truncated or rotated) before a stats line was read ({} of its {} bytes read); read it again once it holds the log.",
+            t.file,
+            crate::text::num::num(t.bytes_read as f64),
+            crate::text::num::num(t.bytes_at_open as f64)
+        ));
     }
+    if r.input.bytes == 0 {
+        return Some(match first {
+            Some(_) => format!("the {what} are empty: there is no log to read."),
+            None => format!("{what} is empty: there is no log to read."),
+        });
+    }
+    let head = match first {
+        Some(f) => format!("'{f}' (the first of {what})"),
+        None => what.to_string(),
+    };
     if let Some(f) = r
         .input
         .binary_format
@@ -34,27 +57,27 @@ pub fn input_problem(r: &Report, what: &str, file: Option<&str>, front: Front) -
     {
         return Some(match (&f.unpack, file) {
             (Some(unpack), one) if front == Front::Page => format!(
-                "{what} is packed with {}, not a text log; batchlens reads plain text and gzip. Unpack it first ({unpack} {} > server.log) and drop the log.",
+                "{head} is packed with {}, not a text log; batchlens reads plain text and gzip. Unpack it first ({unpack} {} > server.log) and drop the log.",
                 f.name,
                 one.unwrap_or("FILE")
             ),
             (Some(unpack), Some(one)) => format!(
-                "{what} is packed with {}, not a text log; batchlens reads plain text and gzip. Unpack it first: {unpack} '{}' | batchlens diagnose -",
+                "{head} is packed with {}, not a text log; batchlens reads plain text and gzip. Unpack it first: {unpack} '{}' | batchlens diagnose -",
                 f.name, one
             ),
             (Some(unpack), _) => format!(
-                "{what} is packed with {}, not a text log; batchlens reads plain text and gzip. Unpack it first: {unpack} FILE | batchlens diagnose -",
+                "{head} is packed with {}, not a text log; batchlens reads plain text and gzip. Unpack it first: {unpack} FILE | batchlens diagnose -",
                 f.name
             ),
             (None, _) => format!(
-                "{what} is a {}, not a text log; give a server log file (plain text or .gz).",
+                "{head} is a {}, not a text log; give a server log file (plain text or .gz).",
                 f.name
             ),
         });
     }
     if r.input.looks_binary {
         return Some(format!(
-            "{what} is not a text log ({} bytes of binary data); give a server log file (plain text or .gz).",
+            "{head} is not a text log ({} bytes of binary data); give a server log file (plain text or .gz).",
             r.input.bytes
         ));
     }

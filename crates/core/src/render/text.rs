@@ -38,6 +38,9 @@ pub fn text(r: &Report, color: bool) -> String {
         super::count(r.input.lines as f64, "line", "lines"),
         super::scope(r)
     );
+    if let Some(t) = super::truncation(r) {
+        let _ = writeln!(o, "{} {t}", st.bold("Warning:"));
+    }
     if let Some(d) = &r.diagnosis {
         let p = &d.primary;
         let _ = writeln!(o);

@@ -58,6 +58,10 @@ pub struct Report {
     /// marked `analyzed`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub runs: Vec<RunSummary>,
+    /// Runs not in `runs`: past [`crate::timeline::MAX_RUNS_LISTED`] the oldest
+    /// are not listed (but the one asked for); `events.restarts` + 1 runs in all.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub runs_not_listed: u64,
     /// When the judged run follows a restart with other settings: what the model
     /// fitted on the run before predicted for them, and what the judged run measured.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -130,6 +134,21 @@ pub struct InputStats {
     /// llama.cpp, …), from the first lines no engine parser claims.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub other_server: Option<OtherServer>,
+    /// A file that shrank while it was read (truncated, as `logrotate`'s
+    /// copytruncate does): the report covers only what was read of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated_while_reading: Option<Truncation>,
+}
+
+/// A file that shrank while it was read.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Truncation {
+    /// The file as it was named.
+    pub file: String,
+    /// Its bytes read (compressed ones for gzip).
+    pub bytes_read: u64,
+    /// Its size when it was opened.
+    pub bytes_at_open: u64,
 }
 
 impl InputStats {

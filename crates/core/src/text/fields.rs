@@ -17,6 +17,8 @@ pub fn decimal_text(n: u64, buf: &mut [u8; 20]) -> &str {
 }
 
 /// Parses an unsigned integer that may carry thousands separators (`1,234,560`).
+/// Servers print counts plainly or with commas; `1_000` (a Rust or Python
+/// literal, never a server's count) is no number.
 pub fn uint(b: &[u8]) -> Option<u64> {
     let b = trim(b);
     if b.is_empty() {
@@ -30,7 +32,7 @@ pub fn uint(b: &[u8]) -> Option<u64> {
                 v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
                 digits += 1;
             }
-            b',' | b'_' if digits > 0 => {}
+            b',' if digits > 0 => {}
             _ => return None,
         }
     }
@@ -274,6 +276,7 @@ mod tests {
         assert_eq!(uint(b"116171"), Some(116171));
         assert_eq!(uint(b"1,234,560"), Some(1_234_560));
         assert_eq!(uint(b"12a"), None);
+        assert_eq!(uint(b"1_000"), None);
         assert_eq!(uint(b""), None);
         assert_eq!(uint(b"99999999999999999999999"), None);
         assert_eq!(float(b" 888.95 "), Some(888.95));

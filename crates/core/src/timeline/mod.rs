@@ -28,8 +28,10 @@ const MAX_SOURCES: usize = 256;
 const MAX_SOURCE_SERIES: usize = 32;
 const MAX_EVENTS_LISTED: usize = 50;
 const MAX_GAPS_LISTED: usize = 20;
-/// Server runs listed, the latest (a crash-looping server restarts without end).
-const MAX_RUNS_LISTED: usize = 64;
+/// Server runs listed at least, the latest (a crash-looping server restarts
+/// without end, so the list is bounded): past twice as many, the oldest are
+/// let go but the one asked for; the report counts those not listed.
+pub const MAX_RUNS_LISTED: usize = 1000;
 /// A last run with fewer stats lines than this is too short to judge when an
 /// earlier run has [`LONGER_RUN_FACTOR`] times as many: that one is judged.
 pub const SHORT_RUN_LINES: u64 = 20;
@@ -251,9 +253,16 @@ impl Timeline {
         self.clock = old.clock.take();
         self.clock_regressions = old.clock_regressions;
         self.runs = std::mem::take(&mut old.runs);
-        if self.runs.len() + 1 >= MAX_RUNS_LISTED {
-            // Room for this run and the last.
-            self.runs.remove(0);
+        if self.runs.len() + 1 >= 2 * MAX_RUNS_LISTED {
+            // Let go of the oldest at once (not one per restart: each is a shift
+            // of the whole list), keeping the run asked for and room for the last.
+            let excess = self.runs.len() + 1 - MAX_RUNS_LISTED;
+            let mut dropped = 0;
+            self.runs.retain(|r| {
+                let keep = dropped >= excess || old.wanted == Some(r.run - 1);
+                dropped += !keep as usize;
+                keep
+            });
         }
         self.runs.push(brief);
         self.restarts = old.restarts + 1;

@@ -86,6 +86,10 @@ pub fn parse_change(s: &str) -> Result<Change, String> {
     if positive && value <= 0.0 {
         return Err(format!("'{k}' must be positive in '{s}'"));
     }
+    // A switch: the cache is in FP8 or it is not.
+    if k == "kv_dtype_fp8" && value != 0.0 && value != 1.0 {
+        return Err(format!("'{k}' is 0 or 1 in '{s}'"));
+    }
     if matches!(k, "mem_fraction_static" | "gpu_memory_utilization")
         && !(value > 0.0 && value < 1.0)
     {

@@ -147,7 +147,8 @@ fn month_first_stamp(b: &[u8]) -> Option<Stamp> {
     };
     let (mo, d, y) = (num(0, 2)?, num(3, 2)?, num(6, 4)?);
     let found = last_stamp(&b[11..b.len().min(40)])?;
-    let ok = (1..=12).contains(&mo) && (1..=31).contains(&d) && y >= 1970 && found.start == 0;
+    // Month and day as printed, possible or not: judged where the record is.
+    let ok = y >= 1970 && found.start == 0;
     ok.then_some(Stamp {
         year: Some(y as i32),
         month: Some(mo),
