@@ -318,5 +318,11 @@ fn input_problem(r: &Report, files: &[PathBuf]) -> Option<String> {
         [first, _, ..] => Some(first.display().to_string()),
         _ => None,
     };
-    render::input_problem(r, &what, file.as_deref(), first.as_deref(), render::Front::Cli)
+    render::input_problem(
+        r,
+        &what,
+        file.as_deref(),
+        first.as_deref(),
+        render::Front::Cli,
+    )
 }

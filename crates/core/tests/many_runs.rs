@@ -1,7 +1,11 @@
 //! A crash-looping server: a log of more runs than the report lists still
 //! counts every run, says how many are not listed, and judges any run asked for.
 // Tests read the bundled fixture logs from disk and print tables (the library does neither).
-#![allow(clippy::disallowed_methods, clippy::disallowed_types, clippy::disallowed_macros)]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    clippy::disallowed_macros
+)]
 
 use batchlens_core::{analyze, render, Options, Report};
 

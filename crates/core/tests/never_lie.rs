@@ -2,7 +2,11 @@
 //! count written as a literal, a usage or rate outside its physical range make
 //! their line damaged (counted, shown), never part of a figure.
 // Tests read the bundled fixture logs from disk and print tables (the library does neither).
-#![allow(clippy::disallowed_methods, clippy::disallowed_types, clippy::disallowed_macros)]
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    clippy::disallowed_macros
+)]
 
 use batchlens_core::{analyze, Options, Report};
 

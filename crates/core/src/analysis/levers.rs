@@ -12,6 +12,9 @@ pub enum Lever {
     RunningCap,
     Client,
     Prefill,
+    /// The cap and the client's requests together: a client that keeps exactly as many in
+    /// flight as the cap admits gains from neither alone.
+    CapAndClient,
 }
 
 impl Lever {
@@ -22,6 +25,7 @@ impl Lever {
             Lever::RunningCap => "running_cap",
             Lever::Client => "client_concurrency",
             Lever::Prefill => "prefill_cost",
+            Lever::CapAndClient => "running_cap_and_client",
         }
     }
 }
@@ -56,10 +60,18 @@ pub fn lever_gains(m: &Model, cap: Option<f64>) -> Vec<LeverGain> {
         (Lever::Prefill, vec![change("prefill_cost_scale", 0.5)]),
     ];
     if let Some(c) = cap.filter(|c| *c > 0.0) {
-        asks.push((
-            Lever::RunningCap,
-            vec![change("max_running", (2.0 * c / m.ranks.max(1.0)).round())],
-        ));
+        let raised = change("max_running", (2.0 * c / m.ranks.max(1.0)).round());
+        asks.push((Lever::RunningCap, vec![raised.clone()]));
+        // Nothing waits with the batch at the cap: the client sends just what it admits.
+        if m.queued < 1.0 && m.running >= 0.9 * c {
+            asks.push((
+                Lever::CapAndClient,
+                vec![
+                    raised,
+                    change("client_concurrency", (2.0 * m.running).round().max(2.0)),
+                ],
+            ));
+        }
     }
     let mut out: Vec<LeverGain> = asks
         .into_iter()

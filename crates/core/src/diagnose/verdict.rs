@@ -17,6 +17,10 @@ use crate::text::round::dec;
 pub const SATURATED_GAIN: f64 = 0.08;
 /// A finding whose lever is predicted to buy less than this advises nothing useful.
 const NO_GAIN: f64 = 0.03;
+/// Fewer stats lines than this are a snapshot.
+const SNAPSHOT_LINES: u64 = 3;
+/// Fewer than this, and a step model only the prior gives, are too little to weigh levers.
+const SHORT_LOG_LINES: u64 = 20;
 
 /// The lever a finding of this kind names.
 fn lever_of(kind: Kind) -> Option<Lever> {
@@ -29,22 +33,51 @@ fn lever_of(kind: Kind) -> Option<Lever> {
     }
 }
 
+/// What a lever buys; the client's, where it fills the cap exactly, together with the cap.
 fn gain_of(levers: &[LeverGain], lever: Lever) -> Option<f64> {
-    levers.iter().find(|l| l.lever == lever).map(|l| l.gain)
+    let of = |l: Lever| levers.iter().find(|x| x.lever == l).map(|x| x.gain);
+    match lever {
+        Lever::Client => match (of(Lever::Client), of(Lever::CapAndClient)) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        },
+        l => of(l),
+    }
 }
 
 /// Reorders (and completes) the rules' findings so that the first is the lever the model
 /// says buys the most, and fills each finding's `predicted_gain`.
 pub fn choose(c: &Ctx, findings: &mut Vec<Finding>, levers: &[LeverGain]) {
-    if c.stat_lines == 0 || levers.is_empty() {
+    if levers.is_empty() || c.stat_lines == 0 {
+        return;
+    }
+    // A snapshot of a line or two fits nothing but the prior: the rules' mechanics decide,
+    // and the gains are only reported.
+    let best_gain = levers[0].gain;
+    let fill = |findings: &mut Vec<Finding>| {
+        for f in findings.iter_mut() {
+            f.predicted_gain = match lever_of(f.kind) {
+                Some(l) => gain_of(levers, l).map(|g| dec(g, 4)),
+                None if f.kind == Kind::DecodeSaturated => Some(dec(best_gain.max(0.0), 4)),
+                None => None,
+            };
+            order_actions(&mut f.actions);
+        }
+    };
+    // A short log the step model could not be fitted to has only the prior's split of the
+    // step: the mechanics decide there too.
+    let unidentified =
+        c.stat_lines < SHORT_LOG_LINES && c.model.as_ref().is_some_and(|m| !m.fitted);
+    if c.stat_lines < SNAPSHOT_LINES || unidentified {
+        fill(findings);
         return;
     }
     let best = &levers[0];
-    // Near-ties (within a quarter of the best gain) go to the lever the scheduler's
+    // Near-ties (within a tenth of the best gain) go to the lever the scheduler's
     // mechanics point at: the rules' strongest finding among them.
     let contenders: Vec<&LeverGain> = levers
         .iter()
-        .filter(|l| l.gain >= best.gain - 0.25 * best.gain.abs() && l.gain >= SATURATED_GAIN)
+        .filter(|l| l.gain >= best.gain - 0.1 * best.gain.abs() && l.gain >= SATURATED_GAIN)
         .collect();
     let chosen = contenders
         .iter()
@@ -85,7 +118,7 @@ pub fn choose(c: &Ctx, findings: &mut Vec<Finding>, levers: &[LeverGain]) {
                 }
             }
             Lever::RunningCap => Kind::RunningRequestLimit,
-            Lever::Client => Kind::ClientUnderload,
+            Lever::Client | Lever::CapAndClient => Kind::ClientUnderload,
             Lever::Prefill => Kind::PrefillHeavy,
         },
     };
@@ -121,14 +154,7 @@ pub fn choose(c: &Ctx, findings: &mut Vec<Finding>, levers: &[LeverGain]) {
             findings.len() - 1
         }
     };
-    for f in findings.iter_mut() {
-        f.predicted_gain = match lever_of(f.kind) {
-            Some(l) => gain_of(levers, l).map(|g| dec(g, 4)),
-            None if f.kind == Kind::DecodeSaturated => Some(dec(best.gain.max(0.0), 4)),
-            None => None,
-        };
-        order_actions(&mut f.actions);
-    }
+    fill(findings);
     let mut primary = findings.remove(primary_at);
     primary.confidence = primary.confidence.max(conf);
     primary.evidence.insert(
@@ -165,6 +191,7 @@ fn lever_sentence(c: &Ctx, levers: &[LeverGain]) -> String {
                 ),
                 Lever::Client => "twice the requests in flight".to_string(),
                 Lever::Prefill => "prefill at half the cost".to_string(),
+                Lever::CapAndClient => "twice the cap and the requests in flight".to_string(),
             };
             format!(
                 "{what} {}{} ({} tok/s, {} running)",

@@ -2,8 +2,8 @@
 //! 0..1, a negative or superhuman rate. Such a record is damaged — counted and
 //! shown like a cut line — and the value is dropped, never part of a figure.
 
-use crate::model::{Record, Sample};
 use crate::model::time::Stamp;
+use crate::model::{Record, Sample};
 
 /// Tokens per second no single stats line can reach: a deployment of a
 /// thousand GPUs each decoding or prefilling 10^5 tokens/s logs 10^8.

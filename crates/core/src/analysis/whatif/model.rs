@@ -114,7 +114,12 @@ impl Model {
             || w.demand_cv
                 .is_some_and(|cv| cv > 0.05_f64.max(0.5 / (running + queued).max(1.0).sqrt()));
         // The queue empties now and then and does not grow: what arrives is served.
-        let arrival_bound = open_loop && w.queue_share.unwrap_or(0.0) < 0.95 && !w.queue_growing;
+        // A median queue of half the batch or more is a server saturated most of the
+        // time, whatever the client's pace.
+        let arrival_bound = open_loop
+            && w.queue_share.unwrap_or(0.0) < 0.95
+            && !w.queue_growing
+            && w.queued_p50.unwrap_or(0.0) < 0.5 * running;
         let at_cap = max_running.is_some_and(|m| running >= 0.93 * m || running >= m - 1.0);
         let bound = if !queue_bound {
             Bound::Client

@@ -51,6 +51,10 @@ struct StepFit {
 /// The prior's batch size at which the per-request part of a step equals the fixed part.
 pub(super) const PRIOR_N0: f64 = 48.0;
 
+/// The longest a decode step's fixed part (reading the weights once) takes: ~80 GB of
+/// weights per GPU at ~1.5 TB/s.
+const MAX_FIXED_STEP_S: f64 = 0.06;
+
 impl StepTime {
     /// Sets prefill's part of the step to `share` of it at `running` requests (the step's
     /// level kept), scaling the decode part and keeping its split between the fixed and
@@ -266,8 +270,12 @@ impl StepTime {
                 let decode = y0 - pf * running;
                 let per_rank = running / ranks;
                 let share = per_rank / (per_rank + PRIOR_N0);
-                let a = (1.0 - share) * decode;
-                let b = share * decode / running + pf;
+                // The fixed part is a read of the weights: no replica's takes more than
+                // MAX_FIXED_STEP_S (the largest models' weights per GPU over the slowest
+                // HBM). A longer step is per-request work (attention over long contexts,
+                // a compute-bound batch), however the prior would split it.
+                let a = ((1.0 - share) * decode).min(MAX_FIXED_STEP_S);
+                let b = (decode - a) / running + pf;
                 // ±50 % on the per-request part.
                 let cov = [[0.0, 0.0], [0.0, (0.5 * b).powi(2)]];
                 (a, b, 0.0, pf, cov, 0.0, false)

@@ -62,7 +62,7 @@ pub const PROFILE: Profile = Profile {
             },
             Lever {
                 id: "more_gpus",
-                flag: "--tp 2 or --dp 2",
+                flag: "--dp 2 (another replica on more GPUs)",
                 why: "More GPUs per replica, or more replicas",
                 effect: "",
             },

@@ -122,7 +122,7 @@ pub const PROFILE: Profile = Profile {
             },
             Lever {
                 id: "more_gpus",
-                flag: "--tp-size 2 or --dp-size 2",
+                flag: "--dp-size 2 (another replica on more GPUs)",
                 why: "More GPUs per replica, or more replicas",
                 effect: "",
             },

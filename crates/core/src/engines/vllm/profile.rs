@@ -71,7 +71,7 @@ pub const PROFILE: Profile = Profile {
             },
             Lever {
                 id: "more_gpus",
-                flag: "--tensor-parallel-size 2 or --data-parallel-size 2",
+                flag: "--data-parallel-size 2 (another replica on more GPUs)",
                 why: "More GPUs per replica, or more replicas",
                 effect: "",
             },
