@@ -128,7 +128,11 @@ pub fn choose(c: &Ctx, findings: &mut Vec<Finding>, levers: &[LeverGain]) {
         Some(_) => 0.0,
         None => ((SATURATED_GAIN - best.gain.max(0.0)) / SATURATED_GAIN).clamp(0.0, 1.0),
     };
-    let conf = confidence(c, 0.6 + 0.3 * margin);
+    let mut conf = confidence(c, 0.6 + 0.3 * margin);
+    if c.w.queued.is_none() {
+        // Nothing in the log says whether requests wait: no lever is sure.
+        conf = conf.min(0.55);
+    }
 
     // Findings whose own lever buys nothing would advise it all the same: they go.
     findings.retain(|f| match lever_of(f.kind) {
