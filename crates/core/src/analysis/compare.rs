@@ -32,6 +32,8 @@ struct Judged {
     closed_loop: bool,
     client: Option<(f64, f64)>,
     requests: Option<(f64, f64)>,
+    /// Lengths split from the KV held per request, where the prompt work is not
+    /// inflated by recomputing evicted requests.
     kv: Option<(f64, f64)>,
     prompt_per_output: Option<f64>,
     kv_per_request: Option<f64>,
@@ -51,48 +53,64 @@ fn judge(r: &Report) -> Judged {
         (Some(a), Some(b)) => Some(a + b),
         _ => None,
     };
-    let closed_loop = w.idle_share <= 0.05
-        && w.demand_cv
-            .is_some_and(|cv| cv <= 0.05_f64.max(0.5 / in_flight.unwrap_or(1.0).max(1.0).sqrt()));
-    // Prompt work counted between decode lines, over the tokens generated in the same
-    // intervals; where the log counts none, the two rates' ratio.
-    let (pt, gt) = points_in(r, &w)
-        .filter(|p| p.gen_secs > 0.0)
-        .fold((0.0, 0.0), |(a, b), p| {
-            (a + p.prompt_tokens, b + p.gen_tokens)
-        });
-    let prompt_per_output = if pt > 0.0 && gt > 0.0 {
-        Some(pt / gt)
+    // (Not the window's idle share: a server that logs every ten seconds leaves
+    // buckets empty while it is busy.)
+    let closed_loop = w
+        .demand_cv
+        .is_some_and(|cv| cv <= 0.05_f64.max(0.5 / in_flight.unwrap_or(1.0).max(1.0).sqrt()));
+    // Token counts over the whole run: a ratio of totals is the workload's, where the
+    // window's rates move with warm-up and drain. SGLang counts the prompt tokens of
+    // each prefill batch; elsewhere the prompt and generation rates of the same lines.
+    let sm = &r.summary;
+    let prompt_per_output = if sm.prefill_tokens > 0 && sm.generated_tokens_estimate > 0.0 {
+        Some(sm.prefill_tokens as f64 / sm.generated_tokens_estimate)
     } else {
-        match (w.input_tok_s, w.gen_tok_s) {
-            (Some(i), Some(g)) if i > 0.0 && g > 0.0 => Some(i / g),
-            _ => None,
+        match (&sm.input_throughput_tok_s, &sm.gen_throughput_tok_s) {
+            (Some(i), Some(g)) if i.mean > 0.0 && g.mean > 0.0 => Some(i.mean / g.mean),
+            _ => match (w.input_tok_s, w.gen_tok_s) {
+                (Some(i), Some(g)) if i > 0.0 && g > 0.0 => Some(i / g),
+                _ => None,
+            },
         }
     };
-    let kv_per_request = match (w.kv_usage, r.config.kv_capacity_tokens, w.running) {
-        (Some(u), Some(c), Some(n)) if u > 0.0 && n > 0.0 => {
-            let ranks = r.config.data_parallel_size.unwrap_or(1).max(1) as f64;
-            // A pool stated per rank under DP attention holds that many per rank; the
-            // usage is the ranks' mean and running their sum.
-            let pool = if r.sources.len() > 1 {
-                c as f64 * ranks
-            } else {
-                c as f64
-            };
-            Some(u * pool / n)
-        }
-        _ => r
-            .summary
-            .kv_tokens
-            .as_ref()
-            .zip(w.running)
-            .filter(|(_, n)| *n > 0.0)
-            .map(|(d, n)| d.mean / n),
+    // The KV tokens the log counts (SGLang's `#token`) over the running requests of the
+    // same lines, else the window's usage of the stated pool.
+    let counted = match (&sm.kv_tokens, &sm.running_requests) {
+        (Some(k), Some(n)) if k.mean > 0.0 && n.mean > 0.0 => Some(k.mean / n.mean),
+        _ => None,
+    };
+    let kv_per_request =
+        counted.or_else(
+            || match (w.kv_usage, r.config.kv_capacity_tokens, w.running) {
+                (Some(u), Some(c), Some(n)) if u > 0.0 && n > 0.0 => {
+                    let ranks = r.config.data_parallel_size.unwrap_or(1).max(1) as f64;
+                    // A pool stated per rank under DP attention holds that many per rank; the
+                    // usage is the ranks' mean and running their sum.
+                    let pool = if r.sources.len() > 1 {
+                        c as f64 * ranks
+                    } else {
+                        c as f64
+                    };
+                    Some(u * pool / n)
+                }
+                _ => None,
+            },
+        );
+    // An evicted request is prefilled again, prompt and output so far: where that is
+    // more than a twentieth of the prompt work, the ratio says more about the pool
+    // than about the requests.
+    let evicted = sm
+        .retracted_requests
+        .max(sm.retractions)
+        .max(r.events.preemptions) as f64;
+    let recompute = match (kv_per_request, prompt_per_output) {
+        (Some(k), Some(q)) => evicted * k > 0.05 * q * sm.generated_tokens_estimate,
+        _ => true,
     };
     // A request holds its prompt and what it has generated so far: over its life about
     // prompt + output / 2, and prompt = output × (prompt tokens per output token).
     let kv = match (kv_per_request, prompt_per_output) {
-        (Some(k), Some(q)) if k > 0.0 => {
+        (Some(k), Some(q)) if k > 0.0 && !recompute => {
             let out = k / (q + 0.5);
             Some((q * out, out))
         }
@@ -126,7 +144,48 @@ fn judge(r: &Report) -> Judged {
     }
 }
 
-fn side(r: &Report, j: &Judged, lengths: Option<(f64, f64)>, source: Option<&str>) -> Side {
+/// The per-request figures both sides give, from the best source: the client's
+/// summaries, the server's completion lines, lengths split from the KV held per
+/// request, else the KV held per request alone. Each: name, before, after.
+type Measures = Vec<(&'static str, f64, f64)>;
+
+fn pick_lengths(b: &Judged, a: &Judged) -> Option<(&'static str, Measures)> {
+    let lengths = |x: (f64, f64), y: (f64, f64)| {
+        vec![
+            ("prompt tokens per request", x.0, y.0),
+            ("output tokens per request", x.1, y.1),
+        ]
+    };
+    [
+        ("client", b.client, a.client),
+        ("requests", b.requests, a.requests),
+        ("kv", b.kv, a.kv),
+    ]
+    .into_iter()
+    .find_map(|(s, x, y)| Some((s, lengths(x?, y?))))
+    .or_else(|| {
+        Some((
+            "kv_held",
+            vec![(
+                "KV tokens held per running request",
+                b.kv_per_request?,
+                a.kv_per_request?,
+            )],
+        ))
+    })
+}
+
+fn lengths_of(j: &Judged, source: Option<&str>) -> Option<(f64, f64)> {
+    match source {
+        Some("client") => j.client,
+        Some("requests") => j.requests,
+        Some("kv") => j.kv,
+        _ => None,
+    }
+}
+
+fn side(r: &Report, j: &Judged, source: Option<&str>) -> Side {
+    let lengths = lengths_of(j, source);
     let round = |v: Option<f64>| v.map(crate::text::round::sig);
     Side {
         engine: r.engine.clone(),
@@ -247,18 +306,15 @@ pub fn compare(before: &Report, after: &Report, p: &Profile) -> Comparison {
     let mut notes = Vec::new();
     let mut similar = true;
 
-    // Per-request lengths, from the best source both sides have.
-    let pick: Option<(&str, (f64, f64), (f64, f64))> = [
-        ("client", jb.client, ja.client),
-        ("requests", jb.requests, ja.requests),
-        ("kv", jb.kv, ja.kv),
-    ]
-    .into_iter()
-    .find_map(|(s, x, y)| Some((s, x?, y?)));
-    let what = |s: &str| match s {
+    // Per-request figures, from the best source both sides have.
+    let pick = pick_lengths(&jb, &ja);
+    let what = |s: &str| {
+        match s {
         "client" => "the client's benchmark summaries (tokens over completed requests)",
         "requests" => "the servers' per-request completion lines",
-        _ => "the KV held per running request and the prompt tokens prefilled per generated token",
+        "kv" => "the KV held per running request and the prompt tokens prefilled per generated token",
+        _ => "the KV the log counts per running request (prompt tokens per output token are not compared: evicted requests were prefilled again)",
+    }
     };
 
     if before.engine != after.engine {
@@ -276,37 +332,38 @@ pub fn compare(before: &Report, after: &Report, p: &Profile) -> Comparison {
             notes.push(format!("{} {v} before, {u} after", before.engine));
         }
     }
-    match pick {
-        Some((source, (bp, bo), (ap, ao))) => {
+    match &pick {
+        Some((source, measures)) => {
             let mut differs = false;
-            for (name, x, y) in [("prompt", bp, ap), ("output", bo, ao)] {
-                if x > 0.0 && (rel(x, y)).abs() > SIMILAR {
+            let mut same = Vec::new();
+            for (name, x, y) in measures {
+                let shown = |v: f64| crate::text::num::num(crate::text::round::sig(v));
+                if *x > 0.0 && rel(*x, *y).abs() > SIMILAR {
                     differs = true;
                     notes.push(format!(
-                        "{name} tokens per request ~{} before, ~{} after ({:+.0} %), from {}",
-                        crate::text::num::num(crate::text::round::sig(x)),
-                        crate::text::num::num(crate::text::round::sig(y)),
-                        rel(x, y) * 100.0,
+                        "{name} ~{} before, ~{} after ({:+.0} %), from {}",
+                        shown(*x),
+                        shown(*y),
+                        rel(*x, *y) * 100.0,
                         what(source)
                     ));
+                } else {
+                    same.push(format!("{name} ~{} and ~{}", shown(*x), shown(*y)));
                 }
             }
             if differs {
                 similar = false;
             } else {
                 notes.push(format!(
-                    "prompt and output tokens per request within {:.0} % (~{} and ~{} before, ~{} and ~{} after), from {}",
+                    "within {:.0} %: {}, from {}",
                     SIMILAR * 100.0,
-                    crate::text::num::num(crate::text::round::sig(bp)),
-                    crate::text::num::num(crate::text::round::sig(bo)),
-                    crate::text::num::num(crate::text::round::sig(ap)),
-                    crate::text::num::num(crate::text::round::sig(ao)),
+                    same.join("; "),
                     what(source)
                 ));
             }
         }
         None => notes.push(
-            "the per-request lengths could not be compared: a side gives no prompt and output figures".into(),
+            "the per-request lengths could not be compared: a side gives no prompt, output or KV figures per request".into(),
         ),
     }
 
@@ -333,7 +390,9 @@ pub fn compare(before: &Report, after: &Report, p: &Profile) -> Comparison {
     let mut client_change = None;
     if in_flight_moved {
         let (x, y) = (jb.in_flight.unwrap_or(0.0), ja.in_flight.unwrap_or(0.0));
-        if jb.closed_loop && ja.closed_loop {
+        // One side's demand may waver (evicted requests leave and rejoin the queue);
+        // the other's holds still at what its client keeps in flight.
+        if jb.closed_loop || ja.closed_loop {
             changes.push(SettingChange {
                 setting: IN_FLIGHT_SETTING.into(),
                 before: crate::text::num::num(x.round()),
@@ -399,27 +458,11 @@ pub fn compare(before: &Report, after: &Report, p: &Profile) -> Comparison {
         "unexplained"
     };
 
-    let lengths = |j: &Judged| match pick.map(|p| p.0) {
-        Some("client") => j.client,
-        Some("requests") => j.requests,
-        Some(_) => j.kv,
-        None => j.client.or(j.requests).or(j.kv),
-    };
-    let source = |j: &Judged| {
-        pick.map(|p| p.0).or(if j.client.is_some() {
-            Some("client")
-        } else if j.requests.is_some() {
-            Some("requests")
-        } else if j.kv.is_some() {
-            Some("kv")
-        } else {
-            None
-        })
-    };
+    let source = pick.as_ref().map(|p| p.0);
     Comparison {
         schema_version: COMPARE_SCHEMA_VERSION,
-        before: side(before, &jb, lengths(&jb), source(&jb)),
-        after: side(after, &ja, lengths(&ja), source(&ja)),
+        before: side(before, &jb, source),
+        after: side(after, &ja, source),
         changes,
         workload: Workload { similar, notes },
         effect,
