@@ -7,19 +7,15 @@ use crate::analysis::compare::IN_FLIGHT_SETTING;
 use crate::report::{Comparison, SettingChange, Side};
 use crate::text::num::num;
 
-/// `+16 %`, `−8 %` from a ratio.
+/// `+16 %`, `−8.5 %` from a ratio: one decimal below ten per cent.
 fn signed_pct(ratio: f64) -> String {
     let v = (ratio - 1.0) * 100.0;
-    let r = if v.abs() < 10.0 {
-        (v * 10.0).round() / 10.0
+    let shown = if v.abs() < 9.95 {
+        format!("{:.1}", v.abs())
     } else {
-        v.round()
+        num(v.abs().round())
     };
-    if r < 0.0 {
-        format!("−{} %", num(-r))
-    } else {
-        format!("+{} %", num(r))
-    }
+    format!("{}{shown} %", if v < 0.0 { "−" } else { "+" })
 }
 
 /// A setting's value as a number, where it is one (`116,171` → 116171).
