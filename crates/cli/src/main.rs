@@ -3,6 +3,7 @@
 mod charts;
 mod chunks;
 mod client_input;
+mod compare;
 mod each;
 mod export;
 mod follow;
@@ -48,6 +49,8 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     /// Follow a growing log, judge its last --window live, and serve it as metrics.
     Watch(watch::WatchArgs),
+    /// Compare two logs (before and after a change), or two server runs of one log.
+    Compare(compare::CompareArgs),
 }
 
 #[derive(clap::Args)]
@@ -147,6 +150,7 @@ fn main() -> ExitCode {
         Command::Diagnose(args) => diagnose(args),
         Command::Simulate(args) => simulate::run(args),
         Command::Watch(args) => watch::run(args),
+        Command::Compare(args) => compare::run(args),
     });
     match outcome {
         Ok(Ok(())) => ExitCode::SUCCESS,

@@ -33,6 +33,15 @@ fn examples_regenerate() {
             &["--config", "examples/sglang-kv-bound.json"],
         ),
         (
+            "sglang-kv-bound-larger-pool.log",
+            &[
+                "--config",
+                "examples/sglang-kv-bound.json",
+                "--kv-tokens",
+                "159000",
+            ],
+        ),
+        (
             "sglang-client-limited.log",
             &["--preset", "client_underload"],
         ),

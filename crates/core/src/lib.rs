@@ -51,6 +51,23 @@ pub mod whatif {
     }
 }
 
+/// Two server runs compared (`batchlens compare`): each judged on its own steady
+/// window, the settings that differ, whether the workloads match, the effect on
+/// generation throughput with its range, and the model fitted on `before` asked
+/// about `after`'s settings.
+pub fn compare(before: &Report, after: &Report) -> report::Comparison {
+    let mut c = analysis::compare::compare(before, after, engines::profile(&before.engine));
+    let verdict = |r: &Report| {
+        r.diagnosis
+            .as_ref()
+            .map(|d| d.primary.kind.as_str().to_string())
+    };
+    c.before.verdict = verdict(before);
+    c.after.verdict = verdict(after);
+    c.explanation = render::compare_explanation(&c);
+    c
+}
+
 /// The client's side: benchmark summaries (`bench_serving`, `vllm bench serve`)
 /// and per-request `Finish:` lines.
 pub mod client {

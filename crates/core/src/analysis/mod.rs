@@ -2,6 +2,7 @@
 //! the steady window, the fitted server model, client-versus-server reconciliation.
 
 pub mod cap;
+pub mod compare;
 pub mod levers;
 pub mod reconcile;
 pub mod settings;

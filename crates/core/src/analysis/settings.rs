@@ -42,19 +42,29 @@ const CAPACITY_SETTINGS: [(&str, Shown); 12] = [
     ("speculative algorithm", |c| c.speculative_algorithm.clone()),
 ];
 
+/// The capacity settings that differ between two configurations: name, before, after
+/// (`None` where a run did not state it).
+pub fn differing(
+    before: &ServerConfig,
+    after: &ServerConfig,
+) -> Vec<(&'static str, Option<String>, Option<String>)> {
+    CAPACITY_SETTINGS
+        .iter()
+        .filter_map(|(name, shown)| {
+            let (a, b) = (shown(before), shown(after));
+            (a != b).then_some((*name, a, b))
+        })
+        .collect()
+}
+
 impl ServerConfig {
     /// The capacity settings that differ from `before`'s, as `name a → b`
     /// (`?` where a run did not state it).
     pub fn changes_from(&self, before: &ServerConfig) -> Vec<String> {
-        CAPACITY_SETTINGS
-            .iter()
-            .filter_map(|(name, shown)| {
-                let (a, b) = (shown(before), shown(self));
-                (a != b).then(|| {
-                    let q = |v: Option<String>| v.unwrap_or_else(|| "?".into());
-                    format!("{name} {} → {}", q(a), q(b))
-                })
-            })
+        let q = |v: Option<String>| v.unwrap_or_else(|| "?".into());
+        differing(before, self)
+            .into_iter()
+            .map(|(name, a, b)| format!("{name} {} → {}", q(a), q(b)))
             .collect()
     }
 }

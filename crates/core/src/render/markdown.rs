@@ -6,7 +6,7 @@ use crate::report::Report;
 
 /// Markdown-special characters in log-derived text are escaped so a pasted
 /// report renders as the text it quotes.
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         if matches!(

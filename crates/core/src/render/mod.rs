@@ -1,12 +1,15 @@
 //! Reports as text for a terminal and as Markdown for an issue or ticket.
 
 pub mod charts;
+mod compare;
 mod markdown;
 mod problem;
 mod reconcile;
 mod text;
 mod what_if;
 
+pub(crate) use compare::explanation as compare_explanation;
+pub use compare::{compare_markdown, compare_text};
 pub use markdown::markdown;
 pub use problem::{input_problem, Front};
 pub use text::text;

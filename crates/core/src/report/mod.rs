@@ -8,6 +8,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 pub mod client;
+pub mod compare;
 pub mod config;
 pub mod diagnosis;
 pub mod input;
@@ -17,6 +18,10 @@ pub mod what_if;
 
 pub use crate::model::Distribution;
 pub use client::{ClientFigures, RequestStats};
+pub use compare::{
+    Comparison, Effect, PerRequest, PredictionCheck, SettingChange, Side, Workload,
+    COMPARE_SCHEMA_VERSION,
+};
 pub use config::ServerConfig;
 pub use diagnosis::{Action, Diagnosis, Evidence, Facts, Finding, Kind, LeverOutcome};
 pub use input::{FileFormat, OtherServer};
