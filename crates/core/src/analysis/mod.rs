@@ -3,6 +3,7 @@
 
 pub mod cap;
 pub mod levers;
+pub mod ranks;
 pub mod reconcile;
 pub mod settings;
 pub mod whatif;
