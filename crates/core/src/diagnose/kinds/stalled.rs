@@ -7,7 +7,7 @@ use crate::diagnose::context::Ctx;
 use crate::diagnose::evidence::{ev, finish};
 use crate::diagnose::faults::{Stall, StallKind, CRAWL_TOK_S};
 use crate::report::{Action, Finding, Kind};
-use crate::text::num::{num, pct};
+use crate::text::num::{count, num, pct};
 
 pub fn stalled(c: &Ctx, s: &Stall, confidence: f64) -> Finding {
     let lines = format!("lines {}–{}", s.first_line, s.last_line);
@@ -20,14 +20,14 @@ pub fn stalled(c: &Ctx, s: &Stall, confidence: f64) -> Finding {
             s.kv.map_or("not reported".to_string(), |k| format!("{} used", pct(k)))
         ),
         StallKind::Crawl => format!(
-            "The server is stalled: {} requests run at {} tok/s in total ({} tok/s each) for {secs} s with no prompt work logged ({lines}): no batch size explains that",
-            num(s.running),
+            "The server is stalled: {} run at {} tok/s in total ({} tok/s each) for {secs} s with no prompt work logged ({lines}): no batch size explains that",
+            count(s.running, "request", "requests"),
             num(s.gen_tok_s),
             num(if s.running > 0.0 { s.gen_tok_s / s.running } else { 0.0 })
         ),
         StallKind::Silence => format!(
-            "The server is stalled: its stats lines stop for {secs} s between {lines} with {} requests running, and the batch is still there when they resume",
-            num(s.running)
+            "The server is stalled: its stats lines stop for {secs} s between {lines} with {} running, and the batch is still there when they resume",
+            count(s.running, "request", "requests")
         ),
     };
     let mut evidence = vec![ev(
