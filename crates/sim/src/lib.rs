@@ -200,7 +200,7 @@ fn stall_end(cfg: &SimConfig, t: f64) -> Option<f64> {
 /// share of `dp_weights` (a client or router that favours some ranks).
 fn route(cfg: &SimConfig, sent: &[u64], rr: usize) -> usize {
     let n = sent.len();
-    if cfg.dp_weights.len() != n || cfg.dp_weights.iter().any(|w| !(*w > 0.0)) {
+    if cfg.dp_weights.len() != n || cfg.dp_weights.iter().any(|w| w.is_nan() || *w <= 0.0) {
         return rr;
     }
     (0..n)
