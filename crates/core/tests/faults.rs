@@ -312,3 +312,25 @@ fn one_ranks_lines_under_dp_are_named() {
     let r = analyze(log.as_bytes());
     assert!(!diag(&r).not_assessed.iter().any(|x| x.check == "ranks"));
 }
+
+/// The text and Markdown reports name what was not assessed, as the JSON does.
+#[test]
+fn text_and_markdown_say_what_was_not_assessed() {
+    let b = common::fixture("vllm/vllm_14_v0-debug-level-stuck-prefill-metrics-scrape.log");
+    let r = analyze(&b);
+    let d = diag(&r);
+    assert!(!d.not_assessed.is_empty());
+    let text = batchlens_core::render::text(&r, false);
+    let md = batchlens_core::render::markdown(&r);
+    for x in &d.not_assessed {
+        assert!(
+            text.contains(&format!("not assessed ({}): {}", x.check, x.why)),
+            "{text}"
+        );
+        assert!(
+            md.contains(&format!("*Not assessed ({}):*", x.check)),
+            "{md}"
+        );
+    }
+    assert!(text.contains("The server is stalled"), "{text}");
+}
