@@ -127,6 +127,14 @@ fn not_assessed_names_what_the_log_lacks() {
     // vLLM V1 prints every 10 s: a burst inside an interval is averaged away.
     let r = by_name("vllm_29_v1-docker-hardwrap-kv-full-waiting63");
     assert!(diag(&r).not_assessed.iter().any(|x| x.check == "bursts"));
+    // vLLM's `2 Engines Aggregated:` lines: one line for all engines.
+    let r = by_name("synthetic_v1-docker-aggregated-wrapped-header-glued-cut-end");
+    let x = diag(&r)
+        .not_assessed
+        .iter()
+        .find(|x| x.check == "ranks")
+        .unwrap();
+    assert!(x.why.contains("--aggregate-engine-logging"), "{}", x.why);
     // TensorRT-LLM's iteration log before 2026 prints no waiting count.
     let r = by_name("synthetic_serve-client-8-in-flight");
     assert!(diag(&r).not_assessed.iter().any(|x| x.check == "queue"));

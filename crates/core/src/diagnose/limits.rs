@@ -38,18 +38,25 @@ pub fn not_assessed(c: &Ctx) -> Vec<NotAssessed> {
         ));
     }
     let dp = r.config.data_parallel_size.unwrap_or(1);
-    if dp > 1 && r.timeline.per_source.len() < 2 {
+    // The reader names a line that sums the engines' figures `aggregated`.
+    let summed = r.sources.iter().any(|s| s.source == "aggregated");
+    if (dp > 1 || summed) && r.timeline.per_source.len() < 2 {
         let how =
             c.p.ranks
                 .as_ref()
                 .map(|rr| format!(": {}", rr.all_ranks))
                 .unwrap_or_default();
+        let what = if summed {
+            "The log prints the engines' figures summed into one line".to_string()
+        } else {
+            format!(
+                "The server runs {} data-parallel ranks but the log holds one rank's lines",
+                num(dp as f64)
+            )
+        };
         v.push(na(
             "ranks",
-            format!(
-                "The server runs {} data-parallel ranks but the log holds one rank's lines (or their sum), so the ranks' balance cannot be judged{how}",
-                num(dp as f64)
-            ),
+            format!("{what}, so the ranks' balance cannot be judged{how}"),
         ));
     }
     let sources = r.timeline.per_source.len().max(1) as f64;
