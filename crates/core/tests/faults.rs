@@ -194,6 +194,25 @@ fn a_server_that_stops_stepping_is_stalled() {
     );
 }
 
+/// vLLM V1 logs a line with zero throughput, then (both rates zero) only at DEBUG:
+/// a stalled engine reads as one empty interval and a silence.
+#[test]
+fn a_vllm_engine_that_stops_stepping_is_stalled() {
+    let mut cfg = steady();
+    cfg.engine = batchlens_sim::Engine::VllmV1;
+    cfg.stalls = vec![IdleGap {
+        start_s: 250.0,
+        end_s: 370.0,
+    }];
+    let (log, _) = run(&cfg);
+    let r = analyze(log.as_bytes());
+    assert!(kinds(&r).contains(&Kind::Stalled), "{:?}", kinds(&r));
+    cfg.stalls.clear();
+    let (log, _) = run(&cfg);
+    let r = analyze(log.as_bytes());
+    assert!(!kinds(&r).contains(&Kind::Stalled), "{:?}", kinds(&r));
+}
+
 #[test]
 fn a_drain_or_an_idle_client_is_not_a_stall() {
     // The run ends with the client stopping and the batch draining.
@@ -294,6 +313,20 @@ fn recomputation_share_follows_the_simulated_retractions() {
         (share / truth - 1.0).abs() < 0.05,
         "read {share}, simulated {truth}"
     );
+    // SGLang's own count of what the retractions freed, as the evidence says it.
+    assert_eq!(
+        d.facts.recomputed_tokens,
+        r.summary.retracted_tokens.map(|t| t as f64)
+    );
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.kind == Kind::KvRetraction)
+        .expect("the retraction finding");
+    assert!(f
+        .evidence
+        .iter()
+        .any(|e| e.statement.starts_with("Recomputation took ~")));
 }
 
 /// Under DP, a log with one rank's lines says the ranks' balance is not assessed.
