@@ -1,6 +1,7 @@
 // The page: hands files to the worker, shows the report, draws the charts.
 // Log-derived text is only ever inserted with textContent, never as HTML.
 import init, { Charts } from './batchlens-web.js';
+import { renderFaults } from './faults.js';
 
 const $ = (id) => document.getElementById(id);
 const CHARTS = ['throughput', 'concurrency', 'kv_usage', 'prefill'];
@@ -135,6 +136,7 @@ function show(json, markdown, warning, problem) {
   renderEvidence(d);
   renderActions(d);
   renderAlso(d);
+  renderFaults(r, $('also-box'));
   renderReconciliation(r.reconciliation);
   setupWhatIf(r);
   const other = r.input.other_server;

@@ -17,7 +17,7 @@ pub const ALL_SOURCES: &str = "all";
 
 /// Every verdict kind, so that each has a series (0 when not the verdict).
 /// The match is exhaustive: a kind added to the core must be added here.
-const KINDS: [Kind; 7] = [
+const KINDS: [Kind; 9] = [
     Kind::KvCacheCapacity,
     Kind::RunningRequestLimit,
     Kind::ClientUnderload,
@@ -25,6 +25,8 @@ const KINDS: [Kind; 7] = [
     Kind::KvRetraction,
     Kind::DecodeSaturated,
     Kind::InsufficientData,
+    Kind::Stalled,
+    Kind::RankImbalance,
 ];
 
 fn _every_kind_is_listed(k: Kind) -> usize {
@@ -36,6 +38,8 @@ fn _every_kind_is_listed(k: Kind) -> usize {
         Kind::KvRetraction => 4,
         Kind::DecodeSaturated => 5,
         Kind::InsufficientData => 6,
+        Kind::Stalled => 7,
+        Kind::RankImbalance => 8,
     }
 }
 

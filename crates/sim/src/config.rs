@@ -181,6 +181,11 @@ pub struct SimConfig {
     pub duration_s: f64,
     pub bursts: Vec<Burst>,
     pub idle_gaps: Vec<IdleGap>,
+    /// Periods during which the server stops stepping (a hung collective, a stuck
+    /// worker): requests stay where they are, arrivals queue, and no line is printed.
+    pub stalls: Vec<IdleGap>,
+    /// Under DP, the share of arrivals each rank receives (empty: round robin, even).
+    pub dp_weights: Vec<f64>,
     pub prompt_len: LenDist,
     /// Output length actually generated (capped at `max_new_tokens`).
     pub output_len: LenDist,
@@ -231,6 +236,8 @@ impl Default for SimConfig {
             duration_s: 0.0,
             bursts: Vec::new(),
             idle_gaps: Vec::new(),
+            stalls: Vec::new(),
+            dp_weights: Vec::new(),
             prompt_len: LenDist::Uniform { min: 200, max: 800 },
             output_len: LenDist::Uniform {
                 min: 100,

@@ -184,6 +184,32 @@ pub(crate) trait Rank {
     fn step(&mut self, sh: &mut Shared);
     /// End of the run at `t_end`.
     fn finish(&mut self, _t_end: f64, _sh: &mut Shared) {}
+    /// The server does not step before `t`.
+    fn pause_until(&mut self, t: f64);
+}
+
+/// The end of the stall `t` falls in, if any.
+fn stall_end(cfg: &SimConfig, t: f64) -> Option<f64> {
+    cfg.stalls
+        .iter()
+        .find(|g| t >= g.start_s && t < g.end_s)
+        .map(|g| g.end_s)
+}
+
+/// The rank the next arrival goes to: round robin, or the rank furthest below its
+/// share of `dp_weights` (a client or router that favours some ranks).
+fn route(cfg: &SimConfig, sent: &[u64], rr: usize) -> usize {
+    let n = sent.len();
+    if cfg.dp_weights.len() != n || cfg.dp_weights.iter().any(|w| w.is_nan() || *w <= 0.0) {
+        return rr;
+    }
+    (0..n)
+        .min_by(|&a, &b| {
+            let ka = (sent[a] + 1) as f64 / cfg.dp_weights[a];
+            let kb = (sent[b] + 1) as f64 / cfg.dp_weights[b];
+            ka.total_cmp(&kb).then(a.cmp(&b))
+        })
+        .unwrap_or(rr)
 }
 
 const MAX_SIM_S: f64 = 1e8;
@@ -192,6 +218,7 @@ const MAX_SIM_S: f64 = 1e8;
 pub(crate) fn drive<R: Rank>(ranks: &mut [R], sh: &mut Shared) {
     let n = ranks.len();
     let mut rr = 0usize;
+    let mut sent = vec![0u64; n];
     loop {
         let mut best: Option<(usize, f64)> = None;
         for (i, r) in ranks.iter().enumerate() {
@@ -206,6 +233,10 @@ pub(crate) fn drive<R: Rank>(ranks: &mut [R], sh: &mut Shared) {
                 if bt > MAX_SIM_S {
                     break;
                 }
+                if let Some(end) = stall_end(sh.cfg, bt) {
+                    ranks[i].pause_until(end);
+                    continue;
+                }
                 ranks[i].step(sh);
             }
             _ => {
@@ -213,7 +244,9 @@ pub(crate) fn drive<R: Rank>(ranks: &mut [R], sh: &mut Shared) {
                 let st = &mut sh.stats;
                 st.first_submit = st.first_submit.min(next_arr);
                 st.last_submit = st.last_submit.max(next_arr);
-                ranks[rr].enqueue(req, next_arr, sh);
+                let to = route(sh.cfg, &sent, rr);
+                sent[to] += 1;
+                ranks[to].enqueue(req, next_arr, sh);
                 rr = (rr + 1) % n;
             }
         }

@@ -419,6 +419,10 @@ impl SglRank {
 }
 
 impl Rank for SglRank {
+    fn pause_until(&mut self, t: f64) {
+        self.t = self.t.max(t);
+    }
+
     fn t(&self) -> f64 {
         self.t
     }

@@ -4,6 +4,7 @@
 pub mod cap;
 pub mod compare;
 pub mod levers;
+pub mod ranks;
 pub mod reconcile;
 pub mod settings;
 pub mod whatif;

@@ -2,6 +2,7 @@
 //! the derived facts, the running-request cap.
 
 use crate::analysis::cap::running_cap;
+use crate::analysis::ranks::{ranks, Ranks};
 use crate::analysis::whatif::Model;
 use crate::analysis::window::{steady, Window};
 use crate::model::profile::{Admission, Profile};
@@ -25,6 +26,8 @@ pub struct Ctx<'a> {
     pub cap: Option<f64>,
     pub cap_inferred: bool,
     pub model: Option<Model>,
+    /// The data-parallel ranks side by side, where the log prints several.
+    pub ranks: Ranks,
 }
 
 impl<'a> Ctx<'a> {
@@ -57,6 +60,8 @@ impl<'a> Ctx<'a> {
         let input = w
             .input_tok_s
             .or(r.summary.input_throughput_tok_s.map(|d| d.mean));
+        let ranks = ranks(r, &w);
+        let recomputed = super::recompute::recomputed_tokens(r, kv_per_request);
         let facts = Facts {
             steady_start_s: Some(dec(w.start_s, 1)),
             steady_end_s: Some(dec(w.end_s, 1)),
@@ -90,6 +95,12 @@ impl<'a> Ctx<'a> {
             warmup_s: Some(dec(w.warmup_s, 1)),
             drain_s: Some(dec(w.drain_s, 1)),
             running_cap: cap,
+            recomputed_tokens: recomputed.map(sig),
+            recompute_token_share: recomputed
+                .and_then(|t| super::recompute::share(r, t))
+                .map(|v| dec(v, 4)),
+            ranks: ranks.figures.clone(),
+            rank_balance_gain: ranks.balance_gain.map(|g| dec(g, 4)),
         };
         Ctx {
             r,
@@ -102,6 +113,7 @@ impl<'a> Ctx<'a> {
             cap,
             cap_inferred,
             model: Model::fit(r, p),
+            ranks,
             w,
         }
     }

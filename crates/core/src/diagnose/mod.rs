@@ -9,7 +9,10 @@
 mod actions;
 mod context;
 mod evidence;
+mod faults;
 mod kinds;
+mod limits;
+mod recompute;
 mod rules;
 mod verdict;
 pub use evidence::stats_disabled_why;
@@ -27,6 +30,8 @@ impl Kind {
             Kind::KvRetraction => "kv_retraction",
             Kind::DecodeSaturated => "decode_saturated",
             Kind::InsufficientData => "insufficient_data",
+            Kind::Stalled => "stalled",
+            Kind::RankImbalance => "rank_imbalance",
         }
     }
 }
@@ -55,5 +60,6 @@ pub fn diagnose(
         findings,
         facts: ctx.facts.clone(),
         levers: verdict::outcomes(&levers),
+        not_assessed: limits::not_assessed(&ctx),
     })
 }

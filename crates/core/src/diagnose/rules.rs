@@ -11,7 +11,15 @@ use crate::report::{Finding, Kind};
 use crate::text::num::{count, num, pct};
 
 pub fn findings(c: &Ctx) -> Vec<Finding> {
+    // A stall is the verdict alone: no lever explains a server that does not step.
+    if let Some(s) = super::faults::stall(c) {
+        return vec![super::kinds::stalled(c, &s, confidence(c, 0.97))];
+    }
     let mut out = Vec::new();
+    if let Some(im) = super::faults::imbalance(c) {
+        let conf = if im.binding { 0.96 } else { 0.4 };
+        out.push(super::kinds::rank_imbalance(c, &im, confidence(c, conf)));
+    }
     let retractions = c.r.summary.retractions;
     if c.stat_lines == 0 {
         if retractions > 0 {

@@ -29,7 +29,9 @@ fn lever_of(kind: Kind) -> Option<Lever> {
         Kind::RunningRequestLimit => Some(Lever::RunningCap),
         Kind::ClientUnderload => Some(Lever::Client),
         Kind::PrefillHeavy => Some(Lever::Prefill),
-        Kind::DecodeSaturated | Kind::InsufficientData => None,
+        Kind::DecodeSaturated | Kind::InsufficientData | Kind::Stalled | Kind::RankImbalance => {
+            None
+        }
     }
 }
 

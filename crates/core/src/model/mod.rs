@@ -144,7 +144,13 @@ pub struct Sample {
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum EventKind {
     /// Running requests were evicted because the KV pool was full (SGLang retraction).
-    Retraction { requests: Option<u32> },
+    Retraction {
+        requests: Option<u32>,
+        /// The KV tokens the retraction freed (`#new_tokens_gained`): the retracted
+        /// requests' prompts and outputs so far, which are prefilled again.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tokens: Option<u64>,
+    },
     /// vLLM V0 preemption warning; `cumulative` is the engine's running total.
     Preemption { cumulative: Option<u64> },
     /// The engine could not allocate KV memory at all (hard OOM).

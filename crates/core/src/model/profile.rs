@@ -48,6 +48,19 @@ pub struct Profile {
     pub stats_lines_hint: Option<&'static str>,
     /// The flags and texts of the advice.
     pub levers: Levers,
+    /// How requests are routed to data-parallel ranks, where the engine runs several.
+    pub ranks: Option<RankRouting>,
+}
+
+/// Data-parallel routing, in the engine's words.
+#[derive(Debug)]
+pub struct RankRouting {
+    /// The setting that routes requests to ranks, its default and alternatives.
+    pub routing: &'static str,
+    /// The alternative to set against uneven queues.
+    pub balance: &'static str,
+    /// How to make the log print every rank's lines.
+    pub all_ranks: &'static str,
 }
 
 /// The tuning guide's words.

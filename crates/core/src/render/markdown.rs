@@ -76,6 +76,9 @@ pub fn markdown(r: &Report) -> String {
                 esc(&f.headline)
             );
         }
+        for x in &d.not_assessed {
+            let _ = writeln!(o, "*Not assessed ({}):* {}\n", x.check, esc(&x.why));
+        }
     }
     if let Some(rc) = &r.reconciliation {
         let _ = writeln!(o, "### Client versus server\n");

@@ -215,6 +215,13 @@ pub fn text(r: &Report, color: bool) -> String {
     if !notes.is_empty() {
         let _ = writeln!(o, "  {}", st.dim(&format!("input: {}", notes.join("; "))));
     }
+    for x in r.diagnosis.iter().flat_map(|d| &d.not_assessed) {
+        let _ = writeln!(
+            o,
+            "  {}",
+            st.dim(&format!("not assessed ({}): {}", x.check, x.why))
+        );
+    }
     o
 }
 

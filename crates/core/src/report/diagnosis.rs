@@ -13,6 +13,12 @@ pub enum Kind {
     KvRetraction,
     DecodeSaturated,
     InsufficientData,
+    /// The server holds or runs requests but generates almost nothing for a sustained
+    /// stretch: a hang or a crawl no batch size explains, not a capacity limit.
+    Stalled,
+    /// Data-parallel ranks (or engines) are unevenly loaded: requests wait on some
+    /// while others have room.
+    RankImbalance,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -27,6 +33,34 @@ pub struct Diagnosis {
     /// the fitted model predicts, strongest first; empty when the model cannot be fitted.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub levers: Vec<LeverOutcome>,
+    /// The checks the log could not support, so a reader knows the verdict's limits.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_assessed: Vec<NotAssessed>,
+}
+
+/// A check the log could not support.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct NotAssessed {
+    /// `queue`, `capacity`, `prefill`, `ranks`, `bursts`.
+    pub check: &'static str,
+    /// Why not, in words.
+    pub why: String,
+}
+
+/// One data-parallel rank (or engine) over the judged window.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RankFigures {
+    /// The rank as the log names it (`DP1`, `Engine 001`).
+    pub source: String,
+    pub stat_lines: u64,
+    pub running_requests: Option<f64>,
+    pub queued_requests: Option<f64>,
+    pub kv_usage: Option<f64>,
+    pub gen_tok_s: Option<f64>,
+    /// What the rank would generate with the queued requests spread evenly, as its
+    /// own step model predicts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub balanced_gen_tok_s: Option<f64>,
 }
 
 /// One lever relaxed, as the model predicts it.
@@ -103,4 +137,17 @@ pub struct Facts {
     pub drain_s: Option<f64>,
     /// Configured cap on running requests, when known.
     pub running_cap: Option<f64>,
+    /// Share of the prefill tokens spent recomputing retracted or preempted requests
+    /// (0..1), where the log lets it be counted or bounded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recompute_token_share: Option<f64>,
+    /// Prompt and output tokens of evicted requests prefilled again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recomputed_tokens: Option<f64>,
+    /// Each data-parallel rank's figures, where the log prints several ranks' lines.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<RankFigures>,
+    /// Throughput the balanced ranks would add over today's (0.25 = +25 %).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank_balance_gain: Option<f64>,
 }

@@ -23,7 +23,9 @@ pub use compare::{
     COMPARE_SCHEMA_VERSION,
 };
 pub use config::ServerConfig;
-pub use diagnosis::{Action, Diagnosis, Evidence, Facts, Finding, Kind, LeverOutcome};
+pub use diagnosis::{
+    Action, Diagnosis, Evidence, Facts, Finding, Kind, LeverOutcome, NotAssessed, RankFigures,
+};
 pub use input::{FileFormat, OtherServer};
 pub use reconciliation::{Part, Reconciliation};
 pub use timeline::{Gap, Point};
@@ -198,6 +200,9 @@ pub struct Summary {
     pub retractions: u64,
     /// Retracted/preempted requests, where the log gives a count.
     pub retracted_requests: u64,
+    /// KV tokens freed by retractions (SGLang's `#new_tokens_gained`), prefilled again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retracted_tokens: Option<u64>,
     pub out_of_memory_events: u64,
     pub restarts: u64,
     /// Share of the server's time spent in iterations that prefill prompts, 0..1:

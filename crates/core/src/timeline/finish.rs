@@ -81,6 +81,11 @@ impl Timeline {
             cached_prompt_tokens: self.cached_tokens,
             retractions: self.events.retractions + preemptions,
             retracted_requests: self.retracted_requests,
+            // Scaled to every retraction where only some lines said what they freed.
+            retracted_tokens: (self.retractions_with_tokens > 0).then(|| {
+                let all = self.events.retractions.max(self.retractions_with_tokens);
+                self.retracted_tokens * all / self.retractions_with_tokens
+            }),
             out_of_memory_events: self.events.out_of_memory,
             restarts: self.events.restarts,
             prefill_time_share: (self.iteration_s > 0.0)

@@ -107,6 +107,9 @@ pub struct Timeline {
     samples_since_start: bool,
     events: EventSummary,
     retracted_requests: u64,
+    /// KV tokens the retractions freed, where their lines say, and how many said.
+    retracted_tokens: u64,
+    retractions_with_tokens: u64,
     /// vLLM V0 prints a cumulative preemption counter.
     preempt_cumulative_max: u64,
     pub clock_regressions: u64,
@@ -347,8 +350,12 @@ impl Timeline {
         let t = self.place(e.stamp.as_ref(), e.line).or(self.last_stat_t);
         e.clock_s = t;
         match e.kind {
-            EventKind::Retraction { requests } => {
+            EventKind::Retraction { requests, tokens } => {
                 self.retracted_requests += requests.unwrap_or(1) as u64;
+                if let Some(t) = tokens {
+                    self.retracted_tokens += t;
+                    self.retractions_with_tokens += 1;
+                }
                 if let (Some(t), Some(t0)) = (t, self.t0) {
                     self.series.add_retraction(t - t0, e.line);
                 }

@@ -470,6 +470,10 @@ impl VllmRank {
 }
 
 impl Rank for VllmRank {
+    fn pause_until(&mut self, t: f64) {
+        self.t = self.t.max(t);
+    }
+
     fn t(&self) -> f64 {
         self.t
     }

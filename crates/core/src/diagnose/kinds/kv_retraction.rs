@@ -39,6 +39,26 @@ pub fn retraction(c: &Ctx, confidence: f64) -> Finding {
         ),
         lines,
     ));
+    if let Some(t) = c.facts.recomputed_tokens {
+        evidence.push(ev(
+            match c.facts.recompute_token_share {
+                Some(sh) => format!(
+                    "Recomputation took ~{} of prefill work: ~{} tokens prefilled again ({} evicted × ~{} tokens each)",
+                    pct(sh),
+                    num(t),
+                    num(s.retracted_requests.max(s.retractions) as f64),
+                    num(c.facts.kv_tokens_per_request.unwrap_or(0.0))
+                ),
+                None => format!(
+                    "~{} tokens prefilled again for the evicted requests ({} × ~{} tokens each)",
+                    num(t),
+                    num(s.retracted_requests.max(s.retractions) as f64),
+                    num(c.facts.kv_tokens_per_request.unwrap_or(0.0))
+                ),
+            },
+            Vec::new(),
+        ));
+    }
     if let Some(d) = s.kv_usage {
         evidence.push(ev(
             format!("KV usage peaks at {} (mean {})", pct(d.max), pct(d.mean)),

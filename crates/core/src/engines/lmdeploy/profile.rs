@@ -12,6 +12,7 @@ pub const PROFILE: Profile = Profile {
     pool_per_rank: false,
     reservation: None,
     guide: None,
+    ranks: None,
     stats_lines_hint: None,
     levers: Levers {
         running_cap: "--max-batch-size",

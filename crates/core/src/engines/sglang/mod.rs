@@ -198,6 +198,18 @@ impl SglangParser {
                 .unwrap_or(v.len());
             uint32(&v[..e])
         });
+        const GAINED: &[u8] = b"#new_tokens_gained: ";
+        let tokens = msg
+            .windows(GAINED.len())
+            .position(|w| w == GAINED)
+            .and_then(|i| {
+                let v = &msg[i + GAINED.len()..];
+                let e = v
+                    .iter()
+                    .position(|c| !c.is_ascii_digit())
+                    .unwrap_or(v.len());
+                std::str::from_utf8(&v[..e]).ok()?.parse::<u64>().ok()
+            });
         // Every TP rank prints the same retraction; count it once per DP group.
         let sec = prefix.stamp.map(|s| s.second_of_day as i64).unwrap_or(-1);
         let h = hash(msg);
@@ -216,7 +228,7 @@ impl SglangParser {
             stamp: prefix.stamp,
             clock_s: None,
             source: prefix.dp.to_string(),
-            kind: EventKind::Retraction { requests },
+            kind: EventKind::Retraction { requests, tokens },
         }));
         Some(Outcome::Other("retraction"))
     }

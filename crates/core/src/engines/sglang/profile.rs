@@ -2,7 +2,7 @@
 
 use crate::model::profile::{
     Admission, Conservativeness, Guide, HostTier, KvMemory, Lever, Levers, PrefillLever, Profile,
-    RaiseCap, TierSize, TokenBudget,
+    RaiseCap, RankRouting, TierSize, TokenBudget,
 };
 
 pub const PROFILE: Profile = Profile {
@@ -16,6 +16,14 @@ pub const PROFILE: Profile = Profile {
         few_evictions_headline: "fewer than the one a minute SGLang's tuning guide calls fine",
         empty_queue: "SGLang's tuning guide: #queue-req near 0 means the client submits too slowly; a healthy queue is 100–2000",
         keep_doubling: "and keep doubling the concurrency while throughput rises (SGLang's guide: a healthy queue holds 100–2000 waiting)",
+    }),
+    // sglang/srt/server_args.py: `load_balance_method: str = "round_robin"`; the
+    // DP controller (managers/data_parallel_controller.py) also offers
+    // shortest_queue and minimum_tokens (PR #7379), and follow_bootstrap_room under PD.
+    ranks: Some(RankRouting {
+        routing: "SGLang's DP controller routes requests with --load-balance-method: round_robin by default, which ignores each rank's queue; shortest_queue and minimum_tokens follow the ranks' load",
+        balance: "--load-balance-method minimum_tokens",
+        all_ranks: "start SGLang with --enable-metrics-for-all-schedulers so every DP rank prints its own lines",
     }),
     stats_lines_hint: None,
     levers: Levers {

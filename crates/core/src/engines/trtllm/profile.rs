@@ -13,6 +13,7 @@ pub const PROFILE: Profile = Profile {
     pool_per_rank: false,
     reservation: Some("TensorRT-LLM's default policy (GUARANTEED_NO_EVICT) admits a request only if the pool can hold its prompt and all of its max_tokens, so the pool is full once reservations are counted"),
     guide: None,
+    ranks: None,
     stats_lines_hint: None,
     levers: Levers {
         running_cap: "--max_batch_size",

@@ -1,7 +1,7 @@
 //! vLLM's scheduler (V0 and V1), as the later stages read it.
 
 use crate::model::profile::{
-    Admission, KvMemory, Lever, Levers, PrefillLever, Profile, RaiseCap, TokenBudget,
+    Admission, KvMemory, Lever, Levers, PrefillLever, Profile, RaiseCap, RankRouting, TokenBudget,
 };
 
 pub const PROFILE: Profile = Profile {
@@ -11,6 +11,16 @@ pub const PROFILE: Profile = Profile {
     pool_per_rank: false,
     reservation: None,
     guide: None,
+    // vllm/v1/engine/core_client.py, DPLBAsyncMPClient.get_core_engine_for_request:
+    // internal load balancing scores each engine 4 × waiting + running from stats the
+    // coordinator refreshes every 100 ms; --data-parallel-hybrid-lb and
+    // --data-parallel-external-lb hand the routing to a router in front
+    // (docs/serving/data_parallel_deployment.md).
+    ranks: Some(RankRouting {
+        routing: "vLLM's API server routes each request to the engine with the lowest 4 × waiting + running (internal load balancing, the default); with --data-parallel-hybrid-lb or --data-parallel-external-lb the router in front chooses",
+        balance: "route by queue length: keep vLLM's internal load balancing, or point the external router at each engine's waiting count",
+        all_ranks: "drop --aggregate-engine-logging so vLLM prints each engine's `Engine 00N:` line",
+    }),
     stats_lines_hint: Some("vLLM prints `Avg prompt throughput … Running: … reqs` lines every 5–10 s while serving (not with --disable-log-stats or several API servers) — make sure the log covers a period with load and INFO-level logging"),
     levers: Levers {
         running_cap: "--max-num-seqs",

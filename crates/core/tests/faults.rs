@@ -1,0 +1,377 @@
+//! Faults no lever explains (issue 32): stalls, uneven ranks, the cost of evictions,
+//! and what the log could not support, on every fixture and on simulated runs.
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    clippy::disallowed_macros
+)]
+
+mod common;
+
+use batchlens_core::report::{Diagnosis, Kind};
+use batchlens_core::Report;
+use batchlens_sim::{simulate, IdleGap, LenDist, SimConfig, SimOutcome};
+use common::{analyze, fixtures_in};
+
+fn every_fixture() -> Vec<(String, batchlens_core::Report)> {
+    ["sglang", "vllm", "trtllm", "lmdeploy", "other"]
+        .iter()
+        .flat_map(|f| fixtures_in(f))
+        .map(|(n, b)| (n, analyze(&b)))
+        .collect()
+}
+
+fn diag(r: &Report) -> &Diagnosis {
+    r.diagnosis.as_ref().expect("a diagnosis")
+}
+
+fn kinds(r: &Report) -> Vec<Kind> {
+    r.diagnosis
+        .as_ref()
+        .map(|d| d.findings.iter().map(|f| f.kind).collect())
+        .unwrap_or_default()
+}
+
+/// Each new kind and fact, on the fixtures it belongs to and on no other: the real
+/// pastes where the numbers show it, none elsewhere.
+#[test]
+fn new_kinds_and_facts_appear_only_where_they_belong() {
+    // A vLLM V0 server logged at DEBUG: one request runs for 30 s with nothing generated
+    // and nothing prefilled (vllm-project/vllm#25677).
+    let stalled = ["vllm_14_v0-debug-level-stuck-prefill-metrics-scrape"];
+    // DP ranks running 6, 8 and 11 with nothing waiting (sgl-project/sglang PR #17392):
+    // uneven, not binding.
+    let uneven = ["sglang_41_dp-tp-ep-pd-decode-rank-imbalance-uvicorn"];
+    let mut seen_share = 0;
+    for (name, r) in every_fixture() {
+        let k = kinds(&r);
+        assert_eq!(
+            k.contains(&Kind::Stalled),
+            stalled.contains(&name.as_str()),
+            "{name}: stalled in {k:?}"
+        );
+        assert_eq!(
+            k.contains(&Kind::RankImbalance),
+            uneven.contains(&name.as_str()),
+            "{name}: rank_imbalance in {k:?}"
+        );
+        let Some(d) = &r.diagnosis else { continue };
+        let evicted = r.summary.retractions.max(r.summary.retracted_requests) > 0;
+        // Recomputation is counted exactly where requests were evicted and the log says
+        // what a running request holds.
+        assert_eq!(
+            d.facts.recomputed_tokens.is_some(),
+            evicted && d.facts.kv_tokens_per_request.is_some(),
+            "{name}: recomputed_tokens {:?}",
+            d.facts.recomputed_tokens
+        );
+        if let Some(sh) = d.facts.recompute_token_share {
+            assert!(sh > 0.0 && sh < 1.0, "{name}: share {sh}");
+            seen_share += 1;
+            let f = d
+                .findings
+                .iter()
+                .find(|f| f.kind == Kind::KvRetraction)
+                .unwrap_or_else(|| panic!("{name}: a share without the retraction finding"));
+            assert!(
+                f.evidence
+                    .iter()
+                    .any(|e| e.statement.starts_with("Recomputation took ~")),
+                "{name}: {:?}",
+                f.evidence
+            );
+        }
+        // Per-rank figures only where the log prints several ranks.
+        assert_eq!(
+            d.facts.ranks.len(),
+            if r.timeline.per_source.len() >= 2 {
+                r.timeline.per_source.len()
+            } else {
+                0
+            },
+            "{name}"
+        );
+    }
+    // vLLM V1 DP preemptions with counts, TensorRT-LLM's paused requests.
+    assert!(seen_share >= 2, "recompute share on {seen_share} fixtures");
+}
+
+/// `not_assessed` names each check the log cannot support, on every fixture where it applies.
+#[test]
+fn not_assessed_names_what_the_log_lacks() {
+    for (name, r) in every_fixture() {
+        let Some(d) = &r.diagnosis else { continue };
+        let has = |c: &str| d.not_assessed.iter().any(|x| x.check == c);
+        let stats = r.input.stat_lines + r.input.damaged_stat_lines > 0;
+        assert_eq!(
+            has("queue"),
+            stats && r.summary.queued_requests.is_none(),
+            "{name}: queue"
+        );
+        assert_eq!(
+            has("capacity"),
+            stats && r.config.kv_capacity_tokens.is_none(),
+            "{name}: capacity"
+        );
+        if !stats {
+            assert!(d.not_assessed.is_empty(), "{name}");
+        }
+        for x in &d.not_assessed {
+            assert!(!x.why.is_empty(), "{name}: {}", x.check);
+        }
+    }
+    let by_name = |n: &str| every_fixture().into_iter().find(|(x, _)| x == n).unwrap().1;
+    // Decode lines only: prefill's share is not measured.
+    let r = by_name("sglang_02_bench-drain-largest-len");
+    assert!(diag(&r).not_assessed.iter().any(|x| x.check == "prefill"));
+    // vLLM V1 prints every 10 s: a burst inside an interval is averaged away.
+    let r = by_name("vllm_29_v1-docker-hardwrap-kv-full-waiting63");
+    assert!(diag(&r).not_assessed.iter().any(|x| x.check == "bursts"));
+    // vLLM's `2 Engines Aggregated:` lines: one line for all engines.
+    let r = by_name("synthetic_v1-docker-aggregated-wrapped-header-glued-cut-end");
+    let x = diag(&r)
+        .not_assessed
+        .iter()
+        .find(|x| x.check == "ranks")
+        .unwrap();
+    assert!(x.why.contains("--aggregate-engine-logging"), "{}", x.why);
+    // TensorRT-LLM's iteration log before 2026 prints no waiting count.
+    let r = by_name("synthetic_serve-client-8-in-flight");
+    assert!(diag(&r).not_assessed.iter().any(|x| x.check == "queue"));
+}
+
+fn run(cfg: &SimConfig) -> (String, SimOutcome) {
+    let mut text = String::new();
+    let out = simulate(cfg, &mut |l| {
+        text.push_str(l);
+        text.push('\n');
+    });
+    (text, out)
+}
+
+/// A closed-loop client well inside an ample pool, 10 minutes.
+fn steady() -> SimConfig {
+    SimConfig {
+        seed: 11,
+        kv_capacity_tokens: 400_000,
+        concurrency: 48,
+        num_requests: 0,
+        duration_s: 600.0,
+        prompt_len: LenDist::Uniform { min: 300, max: 700 },
+        output_len: LenDist::Uniform { min: 200, max: 600 },
+        max_new_tokens: 1024,
+        ..SimConfig::default()
+    }
+}
+
+#[test]
+fn a_server_that_stops_stepping_is_stalled() {
+    let mut cfg = steady();
+    cfg.stalls = vec![IdleGap {
+        start_s: 250.0,
+        end_s: 370.0,
+    }];
+    let (log, _) = run(&cfg);
+    let r = analyze(log.as_bytes());
+    let d = diag(&r);
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.kind == Kind::Stalled)
+        .unwrap_or_else(|| panic!("no stall in {:?}", kinds(&r)));
+    assert!(f.headline.contains("stop for"), "{}", f.headline);
+    println!("stall: {} (primary {:?})", f.headline, d.primary.kind);
+    // Not a capacity verdict: no action pulls a lever or carries a prediction.
+    assert!(f.predicted_gain.is_none());
+    assert!(f.actions.iter().all(|a| a.predicted.is_none()));
+    // The stall is the rules' only finding.
+    assert_eq!(
+        d.findings
+            .iter()
+            .filter(|f| f.kind == Kind::Stalled)
+            .count(),
+        1
+    );
+}
+
+/// vLLM V1 logs a line with zero throughput, then (both rates zero) only at DEBUG:
+/// a stalled engine reads as one empty interval and a silence.
+#[test]
+fn a_vllm_engine_that_stops_stepping_is_stalled() {
+    let mut cfg = steady();
+    cfg.engine = batchlens_sim::Engine::VllmV1;
+    cfg.stalls = vec![IdleGap {
+        start_s: 250.0,
+        end_s: 370.0,
+    }];
+    let (log, _) = run(&cfg);
+    let r = analyze(log.as_bytes());
+    assert!(kinds(&r).contains(&Kind::Stalled), "{:?}", kinds(&r));
+    cfg.stalls.clear();
+    let (log, _) = run(&cfg);
+    let r = analyze(log.as_bytes());
+    assert!(!kinds(&r).contains(&Kind::Stalled), "{:?}", kinds(&r));
+}
+
+#[test]
+fn a_drain_or_an_idle_client_is_not_a_stall() {
+    // The run ends with the client stopping and the batch draining.
+    let (log, _) = run(&steady());
+    let r = analyze(log.as_bytes());
+    assert!(!kinds(&r).contains(&Kind::Stalled), "{:?}", kinds(&r));
+    // The client pauses for two minutes: the server drains and waits.
+    let mut cfg = steady();
+    cfg.idle_gaps = vec![IdleGap {
+        start_s: 250.0,
+        end_s: 370.0,
+    }];
+    let (log, _) = run(&cfg);
+    let r = analyze(log.as_bytes());
+    assert!(r.timeline.idle_gap_count > 0, "the pause shows as a gap");
+    assert!(!kinds(&r).contains(&Kind::Stalled), "{:?}", kinds(&r));
+}
+
+/// Two DP ranks, each with its own pool that binds under a deep queue.
+fn two_ranks() -> SimConfig {
+    SimConfig {
+        seed: 5,
+        dp_size: 2,
+        tp_size: 2,
+        kv_capacity_tokens: 60_000,
+        concurrency: 160,
+        num_requests: 0,
+        duration_s: 600.0,
+        prompt_len: LenDist::Uniform { min: 300, max: 700 },
+        output_len: LenDist::Uniform {
+            min: 800,
+            max: 1600,
+        },
+        max_new_tokens: 2048,
+        ..SimConfig::default()
+    }
+}
+
+#[test]
+fn unevenly_fed_ranks_are_flagged_and_balanced_ones_are_not() {
+    let (log, balanced) = run(&two_ranks());
+    let r = analyze(log.as_bytes());
+    let d = diag(&r);
+    assert_eq!(d.facts.ranks.len(), 2);
+    let balanced_read: f64 = d.facts.ranks.iter().filter_map(|x| x.gen_tok_s).sum();
+    assert!(!kinds(&r).contains(&Kind::RankImbalance), "{:?}", kinds(&r));
+
+    let mut cfg = two_ranks();
+    cfg.dp_weights = vec![4.0, 1.0];
+    let (log, _) = run(&cfg);
+    let r = analyze(log.as_bytes());
+    let d = diag(&r);
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.kind == Kind::RankImbalance)
+        .unwrap_or_else(|| panic!("no imbalance in {:?}: {:?}", kinds(&r), d.facts.ranks));
+    let gain = d.facts.rank_balance_gain.unwrap();
+    println!("uneven ranks: {:?}, balanced gain {gain}", d.facts.ranks);
+    // What the balanced ranks would generate, against the same client's balanced run.
+    let now: f64 = d.facts.ranks.iter().filter_map(|x| x.gen_tok_s).sum();
+    let predicted = now * (1.0 + gain);
+    println!(
+        "balanced: predicted {predicted:.0} tok/s, simulated {:.0} (read {balanced_read:.0})",
+        balanced.steady_gen_tok_s
+    );
+    assert!(
+        (predicted / balanced_read - 1.0).abs() < 0.15,
+        "predicted {predicted}, balanced run reads {balanced_read}"
+    );
+    assert!(gain >= 0.05, "{gain}");
+    // The rank fed four times as much queues; the other does not.
+    let q: Vec<f64> = d
+        .facts
+        .ranks
+        .iter()
+        .map(|x| x.queued_requests.unwrap_or(0.0))
+        .collect();
+    assert!(q[0] >= 1.0 && q[1] < 0.5, "{q:?}");
+    assert!(f
+        .evidence
+        .iter()
+        .any(|e| e.statement.contains("--load-balance-method")));
+}
+
+#[test]
+fn recomputation_share_follows_the_simulated_retractions() {
+    let mut cfg = SimConfig::preset("retraction").unwrap();
+    cfg.duration_s = 900.0;
+    let (log, out) = run(&cfg);
+    let r = analyze(log.as_bytes());
+    let d = diag(&r);
+    let share = d.facts.recompute_token_share.expect("a share");
+    let truth = out.recomputed_tokens as f64 / out.prompt_tokens_computed as f64;
+    println!("recompute share: read {share:.3}, simulated {truth:.3}");
+    assert!(truth > 0.0);
+    assert!(
+        (share / truth - 1.0).abs() < 0.05,
+        "read {share}, simulated {truth}"
+    );
+    // SGLang's own count of what the retractions freed, as the evidence says it.
+    assert_eq!(
+        d.facts.recomputed_tokens,
+        r.summary.retracted_tokens.map(|t| t as f64)
+    );
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.kind == Kind::KvRetraction)
+        .expect("the retraction finding");
+    assert!(f
+        .evidence
+        .iter()
+        .any(|e| e.statement.starts_with("Recomputation took ~")));
+}
+
+/// Under DP, a log with one rank's lines says the ranks' balance is not assessed.
+#[test]
+fn one_ranks_lines_under_dp_are_named() {
+    let (log, _) = run(&two_ranks());
+    let one: String = log
+        .lines()
+        .filter(|l| !l.contains(" DP1 "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let r = analyze(one.as_bytes());
+    let d = diag(&r);
+    let x = d
+        .not_assessed
+        .iter()
+        .find(|x| x.check == "ranks")
+        .unwrap_or_else(|| panic!("{:?}", d.not_assessed));
+    assert!(
+        x.why.contains("--enable-metrics-for-all-schedulers"),
+        "{}",
+        x.why
+    );
+    let r = analyze(log.as_bytes());
+    assert!(!diag(&r).not_assessed.iter().any(|x| x.check == "ranks"));
+}
+
+/// The text and Markdown reports name what was not assessed, as the JSON does.
+#[test]
+fn text_and_markdown_say_what_was_not_assessed() {
+    let b = common::fixture("vllm/vllm_14_v0-debug-level-stuck-prefill-metrics-scrape.log");
+    let r = analyze(&b);
+    let d = diag(&r);
+    assert!(!d.not_assessed.is_empty());
+    let text = batchlens_core::render::text(&r, false);
+    let md = batchlens_core::render::markdown(&r);
+    for x in &d.not_assessed {
+        assert!(
+            text.contains(&format!("not assessed ({}): {}", x.check, x.why)),
+            "{text}"
+        );
+        assert!(
+            md.contains(&format!("*Not assessed ({}):*", x.check)),
+            "{md}"
+        );
+    }
+    assert!(text.contains("The server is stalled"), "{text}");
+}
