@@ -62,7 +62,7 @@ fn judge(path: &Path, engine: Option<Engine>, run: Option<u32>) -> Result<Report
         format!("'{}'", path.display())
     };
     let file = path.display().to_string();
-    match render::input_problem(&r, &what, Some(&file), render::Front::Cli) {
+    match render::input_problem(&r, &what, Some(&file), None, render::Front::Cli) {
         Some(msg) => Err(Failure::input(msg)),
         None => Ok(r),
     }
@@ -99,7 +99,7 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
         CompareFormat::Text => render::compare_text(&c),
         CompareFormat::Markdown => render::compare_markdown(&c),
     };
-    crate::write_stdout(out.as_bytes())
+    crate::out::write_stdout(out.as_bytes())
 }
 
 /// Two server runs of one log: the log read once per run judged.

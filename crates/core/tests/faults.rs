@@ -181,6 +181,8 @@ fn a_server_that_stops_stepping_is_stalled() {
         .unwrap_or_else(|| panic!("no stall in {:?}", kinds(&r)));
     assert!(f.headline.contains("stop for"), "{}", f.headline);
     println!("stall: {} (primary {:?})", f.headline, d.primary.kind);
+    assert_eq!(d.primary.kind, Kind::Stalled);
+    assert!(d.primary.confidence >= 0.95);
     // Not a capacity verdict: no action pulls a lever or carries a prediction.
     assert!(f.predicted_gain.is_none());
     assert!(f.actions.iter().all(|a| a.predicted.is_none()));
@@ -271,6 +273,8 @@ fn unevenly_fed_ranks_are_flagged_and_balanced_ones_are_not() {
         .find(|f| f.kind == Kind::RankImbalance)
         .unwrap_or_else(|| panic!("no imbalance in {:?}: {:?}", kinds(&r), d.facts.ranks));
     let gain = d.facts.rank_balance_gain.unwrap();
+    assert_eq!(d.primary.kind, Kind::RankImbalance);
+    assert_eq!(f.predicted_gain, Some(gain));
     println!("uneven ranks: {:?}, balanced gain {gain}", d.facts.ranks);
     // What the balanced ranks would generate, against the same client's balanced run.
     let now: f64 = d.facts.ranks.iter().filter_map(|x| x.gen_tok_s).sum();
