@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use batchlens_core::client::{parse_client_file, ClientFigures};
+use batchlens_core::formats::{client_figures, Formats};
 
 use crate::Failure;
 
@@ -12,6 +13,7 @@ pub fn read(
     file: Option<&Path>,
     throughput: Option<f64>,
     requests_per_s: Option<f64>,
+    formats: &Formats,
 ) -> Result<Option<ClientFigures>, Failure> {
     for (name, v) in [
         ("--client-throughput", throughput),
@@ -35,9 +37,22 @@ pub fn read(
                     p.display()
                 ))
             })?;
-            let figures = parse_client_file(&bytes).map_err(|e| {
-                Failure::input(format!("'{}' is not a client summary: {e}.", p.display()))
-            })?;
+            // A client's own progress lines, where a format file reads them.
+            let progress = client_figures(&bytes, formats);
+            let figures = match progress {
+                Some(f) => f,
+                None => parse_client_file(&bytes).map_err(|e| {
+                    let hint = if formats.has_client() {
+                        " (nor does any side = \"client\" format of the format files match a line)"
+                    } else {
+                        ""
+                    };
+                    Failure::input(format!(
+                        "'{}' is not a client summary: {e}{hint}.",
+                        p.display()
+                    ))
+                })?,
+            };
             Some(figures)
         }
     };

@@ -6,6 +6,7 @@ mod client_input;
 mod each;
 mod export;
 mod follow;
+mod formats;
 mod http;
 mod input;
 mod lease;
@@ -96,6 +97,10 @@ struct DiagnoseArgs {
     /// report per line (with --format jsonl); a file that fails gets an error line.
     #[arg(long)]
     each: bool,
+    /// Line formats for a log batchlens does not know: a TOML or JSON format file, or a
+    /// built-in one by name (llama.cpp, ollama, tgi); repeatable. See docs/formats.md.
+    #[arg(long = "format-file", value_name = "FILE")]
+    format_file: Vec<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
@@ -160,15 +165,18 @@ fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
     if args.each {
         return each::run(&args);
     }
+    let formats = formats::load(&args.format_file)?;
     let client = client_input::read(
         args.client.as_deref(),
         args.client_throughput,
         args.client_requests_per_s,
+        &formats,
     )?;
     let mut analyzer = Analyzer::new(Options {
         engine: args.engine,
         client,
         run: args.run,
+        formats,
         ..Options::default()
     });
     let show_progress = !args.no_progress && std::io::stderr().is_terminal();

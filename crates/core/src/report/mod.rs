@@ -19,7 +19,7 @@ pub use crate::model::Distribution;
 pub use client::{ClientFigures, RequestStats};
 pub use config::ServerConfig;
 pub use diagnosis::{Action, Diagnosis, Evidence, Facts, Finding, Kind, LeverOutcome};
-pub use input::{FileFormat, OtherServer};
+pub use input::{CustomFormat, FileFormat, OtherServer};
 pub use reconciliation::{Part, Reconciliation};
 pub use timeline::{Gap, Point};
 pub use what_if::{Baseline, Change, Prediction, RestartCheck, WhatIf};
@@ -130,6 +130,9 @@ pub struct InputStats {
     /// llama.cpp, …), from the first lines no engine parser claims.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub other_server: Option<OtherServer>,
+    /// The line formats given with `--format-file`, and what each read.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub custom_formats: Vec<CustomFormat>,
 }
 
 impl InputStats {
