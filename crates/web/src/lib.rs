@@ -7,6 +7,7 @@
 //! charts on canvases (or as SVG) from that JSON.
 
 mod canvas;
+mod formats;
 mod input;
 mod measured;
 mod svg;
