@@ -278,3 +278,63 @@ generated_tokens = "cumulative"
     let r = with_formats(progress, f);
     assert_eq!(r.input.stat_lines, 0);
 }
+
+#[test]
+fn a_json_format_file_reads_as_its_toml_twin() {
+    let json = r#"{"format": [
+  {"name": "gw", "like": "vllm",
+   "regex": "^(?P<time>\\S+ \\S+) gw running=(?P<running>\\d+) kv=(?P<kv_usage>[\\d.]+)%",
+   "time_format": "%Y-%m-%d %H:%M:%S", "kv_usage": "percent"}
+]}"#;
+    let toml = r#"[[format]]
+name = "gw"
+like = "vllm"
+regex = '^(?P<time>\S+ \S+) gw running=(?P<running>\d+) kv=(?P<kv_usage>[\d.]+)%'
+time_format = "%Y-%m-%d %H:%M:%S"
+kv_usage = "percent"
+"#;
+    let log =
+        b"2026-02-24 10:00:00 gw running=4 kv=40.0%\n2026-02-24 10:00:10 gw running=6 kv=60.0%\n";
+    let a = with_formats(log, Formats::parse(json).unwrap());
+    let b = with_formats(log, Formats::parse(toml).unwrap());
+    assert_eq!(a.summary.kv_usage.map(|d| d.max), Some(0.6));
+    assert_eq!(a.summary.running_requests.map(|d| d.max), Some(6.0));
+    assert_eq!(a.span_seconds, b.span_seconds);
+    assert_eq!(a.summary.kv_usage, b.summary.kv_usage);
+    assert_eq!(a.span_seconds, 10.0);
+}
+
+#[test]
+fn every_fixture_read_with_every_built_in_format_accounts_for_each_line() {
+    let mut all = Formats::default();
+    for (name, _) in batchlens_core::formats::BUILTIN {
+        all.extend(built_in(name));
+    }
+    let root = format!("{}/../../tests/fixtures", env!("CARGO_MANIFEST_DIR"));
+    let mut seen = 0;
+    for dir in std::fs::read_dir(&root).unwrap() {
+        let dir = dir.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let p = f.unwrap().path();
+            let bytes = std::fs::read(&p).unwrap();
+            let plain = analyze(&bytes, Options::default());
+            let r = with_formats(&bytes, all.clone());
+            assert_eq!(r.input.accounted_lines(), r.input.lines, "{}", p.display());
+            // The engines' own stats lines are read as without the formats.
+            if plain.input.stat_lines > 0 {
+                assert_eq!(
+                    r.input.stat_lines,
+                    plain.input.stat_lines,
+                    "{}",
+                    p.display()
+                );
+                assert_eq!(r.engine, plain.engine, "{}", p.display());
+            }
+            seen += 1;
+        }
+    }
+    assert!(seen > 90, "{seen}");
+}

@@ -207,7 +207,7 @@ fn number(b: &[u8]) -> Option<f64> {
 }
 
 fn count(v: f64) -> Option<u64> {
-    (v >= 0.0 && v < 1e15).then(|| v.round() as u64)
+    (0.0..1e15).contains(&v).then(|| v.round() as u64)
 }
 
 /// The server-side formats applied to lines in log order, with their counts.
