@@ -2,6 +2,7 @@
 // Log-derived text is only ever inserted with textContent, never as HTML.
 import init, { Charts } from './batchlens-web.js';
 import { renderFaults } from './faults.js';
+import { setupFormats, takeFormatFiles, formatFile } from './formats.js';
 
 const $ = (id) => document.getElementById(id);
 const CHARTS = ['throughput', 'concurrency', 'kv_usage', 'prefill'];
@@ -65,7 +66,7 @@ function start(blobs, name, run) {
   $('progress-text').textContent = '';
   $('progress-box').hidden = false;
   setStatus(`Reading ${name} (${fmtBytes(size)})…`);
-  state.worker.postMessage({ type: 'read', id: state.jobId, blobs, run });
+  state.worker.postMessage({ type: 'read', id: state.jobId, blobs, run, formats: formatFile() });
 }
 
 function onWorkerMessage(e) {
@@ -441,12 +442,17 @@ function download(blob, filename) {
  * as one log, oldest first: by last modification (rotation keeps a file's time),
  * then by name.
  */
-function startFiles(list) {
-  const files = [...(list || [])];
+async function startFiles(list) {
+  const files = await takeFormatFiles([...(list || [])], rerun);
   if (files.length === 0) return;
   files.sort((a, b) => (a.lastModified - b.lastModified) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const name = files.length === 1 ? files[0].name : `${files.length} files (${files.map((f) => f.name).join(', ')})`;
   start(files, name);
+}
+
+/** The current log read again (a format file was set or changed). */
+function rerun() {
+  if (state.blobs) start(state.blobs, state.name);
 }
 
 function workerReady() {
@@ -460,6 +466,7 @@ async function main() {
   state.worker.onmessage = onWorkerMessage;
   state.worker.onerror = (e) => setStatus(`The reader stopped: ${e.message || 'unknown error'}`);
 
+  setupFormats($('input'), rerun);
   const drop = $('drop');
   for (const ev of ['dragenter', 'dragover']) {
     drop.addEventListener(ev, (e) => { e.preventDefault(); drop.classList.add('over'); });

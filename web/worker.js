@@ -47,7 +47,7 @@ self.onmessage = (e) => {
     if (current) current.cancelled = true;
     const job = { id: m.id, cancelled: false };
     current = job;
-    read(job, m.blobs, m.run).finally(() => { if (current === job) current = null; });
+    read(job, m.blobs, m.run, m.formats).finally(() => { if (current === job) current = null; });
   }
 };
 
@@ -101,9 +101,15 @@ function sliceReader(blob) {
 
 // Several files are read in the order given as one log, as the CLI reads them.
 // `run`: of a log with restarts, the server run to judge (1-based; the last when absent).
-async function read(job, blobs, run) {
+async function read(job, blobs, run, formats) {
   await ready;
-  const session = run ? Session.judging(run) : new Session();
+  let session;
+  try {
+    session = formats ? Session.with_formats(run || undefined, formats) : run ? Session.judging(run) : new Session();
+  } catch (err) {
+    postMessage({ type: 'error', id: job.id, message: String(err && err.message || err), bytes: 0, json: null, markdown: null });
+    return;
+  }
   const started = performance.now();
   const total = blobs.reduce((n, b) => n + b.size, 0);
   let offset = 0; // over all files

@@ -5,6 +5,7 @@ use std::io::Read;
 use std::path::Path;
 
 use batchlens_core::client::{parse_client_file, ClientFigures};
+use batchlens_core::formats::{client_figures, Formats};
 
 use crate::Failure;
 
@@ -13,6 +14,7 @@ pub fn read(
     file: Option<&Path>,
     throughput: Option<f64>,
     requests_per_s: Option<f64>,
+    formats: &Formats,
 ) -> Result<Option<ClientFigures>, Failure> {
     for (name, v) in [
         ("--client-throughput", throughput),
@@ -27,16 +29,26 @@ pub fn read(
         }
     }
     let flags = ClientFigures::from_flags(throughput, requests_per_s);
-    let from_file = match file {
-        None => None,
-        Some(p) => {
-            let bytes = read_capped(p)?;
-            let figures = parse_client_file(&bytes).map_err(|e| {
-                Failure::input(format!("'{}' is not a client summary: {e}.", shown(p)))
-            })?;
-            Some(figures)
-        }
-    };
+    let from_file =
+        match file {
+            None => None,
+            Some(p) => {
+                let bytes = read_capped(p)?;
+                // A client's own progress lines, where a format file reads them.
+                let figures = match client_figures(&bytes, formats) {
+                Some(f) => f,
+                None => parse_client_file(&bytes).map_err(|e| {
+                    let hint = if formats.has_client() {
+                        " (nor does any side = \"client\" format of the format files match a line)"
+                    } else {
+                        ""
+                    };
+                    Failure::input(format!("'{}' is not a client summary: {e}{hint}.", shown(p)))
+                })?,
+            };
+                Some(figures)
+            }
+        };
     Ok(match (flags, from_file) {
         (Some(mut f), Some(file)) => {
             f.merge_missing(&file);

@@ -32,15 +32,18 @@ pub fn run(args: &DiagnoseArgs) -> Result<(), Failure> {
             "--each judges files one by one: give their paths (or directories), not stdin.",
         ));
     }
+    let formats = crate::formats::load(&args.format_file)?;
     let client = crate::client_input::read(
         args.client.as_deref(),
         args.client_throughput,
         args.client_requests_per_s,
+        &formats,
     )?;
     let opts = Options {
         engine: args.engine,
         client,
         run: args.run,
+        formats,
         ..Options::default()
     };
     let mut export = args.export.as_deref().map(Export::create).transpose()?;

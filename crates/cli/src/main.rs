@@ -7,6 +7,7 @@ mod compare;
 mod each;
 mod export;
 mod follow;
+mod formats;
 mod http;
 mod input;
 mod mapping;
@@ -103,6 +104,10 @@ struct DiagnoseArgs {
     /// report per line (with --format jsonl); a file that fails gets an error line.
     #[arg(long)]
     each: bool,
+    /// Line formats for a log batchlens does not know: a TOML or JSON format file, or a
+    /// built-in one by name (llama.cpp, ollama, tgi); repeatable. See docs/formats.md.
+    #[arg(long = "format-file", value_name = "FILE")]
+    format_file: Vec<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
@@ -208,15 +213,18 @@ fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
             "--client - reads the client summary from stdin, so the log must be given as files.",
         ));
     }
+    let formats = formats::load(&args.format_file)?;
     let client = client_input::read(
         args.client.as_deref(),
         args.client_throughput,
         args.client_requests_per_s,
+        &formats,
     )?;
     let mut analyzer = Analyzer::new(Options {
         engine: args.engine,
         client,
         run: args.run,
+        formats,
         ..Options::default()
     });
     let show_progress = !args.no_progress && std::io::stderr().is_terminal();

@@ -47,7 +47,7 @@ pub mod whatif {
     /// Predicts the effect of `changes` on the judged run of `r`, with the model
     /// fitted to it (`None` when the log has too little to fit it to).
     pub fn predict(r: &Report, changes: &[Change]) -> Option<WhatIf> {
-        crate::analysis::whatif::predict(r, crate::engines::profile(&r.engine), changes)
+        crate::analysis::whatif::predict(r, crate::engines::profile_for(r), changes)
     }
 }
 
@@ -75,6 +75,13 @@ pub mod client {
         parse_client_file, parse_finish, parse_save_result, Finished,
     };
     pub use crate::report::{ClientFigures, RequestStats};
+}
+
+/// Line formats defined in format files (`--format-file`): TOML or JSON, each a
+/// regular expression whose named captures are sample fields (docs/formats.md).
+pub mod formats {
+    pub use crate::engines::custom::client::client_figures;
+    pub use crate::engines::custom::{builtin, FormatError, Formats, BUILTIN, CAPTURES};
 }
 
 /// The engines' line readers, for tools that read lines one at a time.

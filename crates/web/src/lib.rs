@@ -8,6 +8,7 @@
 
 mod canvas;
 mod compare;
+mod formats;
 mod input;
 mod measured;
 mod svg;

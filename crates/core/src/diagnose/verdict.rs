@@ -51,9 +51,10 @@ fn gain_of(levers: &[LeverGain], lever: Lever) -> Option<f64> {
 /// says buys the most, and fills each finding's `predicted_gain`.
 pub fn choose(c: &Ctx, findings: &mut Vec<Finding>, levers: &[LeverGain]) {
     // A stall or a binding imbalance of ranks is what the model cannot see: it leads.
-    if let Some(i) = findings.iter().position(|f| {
-        f.confidence >= 0.95 && matches!(f.kind, Kind::Stalled | Kind::RankImbalance)
-    }) {
+    if let Some(i) = findings
+        .iter()
+        .position(|f| f.confidence >= 0.95 && matches!(f.kind, Kind::Stalled | Kind::RankImbalance))
+    {
         let f = findings.remove(i);
         findings.insert(0, f);
         return;

@@ -2,6 +2,7 @@
 
 pub mod client;
 pub mod common;
+pub mod custom;
 pub mod gate;
 pub mod lmdeploy;
 pub mod others;
@@ -191,6 +192,18 @@ pub fn profile(engine: &str) -> &'static crate::model::profile::Profile {
         "trtllm" => &trtllm::profile::PROFILE,
         _ => &UNKNOWN,
     }
+}
+
+/// The profile a report is judged with: its engine's, or for a log read with a
+/// format file, the profile the format borrows (`like = "vllm"`).
+pub fn profile_for(r: &crate::report::Report) -> &'static crate::model::profile::Profile {
+    let like = r
+        .input
+        .custom_formats
+        .iter()
+        .find(|f| f.name == r.engine)
+        .and_then(|f| f.like.as_deref());
+    profile(like.unwrap_or(&r.engine))
 }
 
 /// A log of no known engine is read as vLLM's (paged blocks, nothing reserved),

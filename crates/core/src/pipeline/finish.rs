@@ -42,7 +42,7 @@ impl Analyzer {
             .iter()
             .map(|(e, n)| (e.name().to_string(), *n))
             .collect();
-        let engine = match self.opts.engine {
+        let mut engine = match self.opts.engine {
             Some(e) => e.name().to_string(),
             None => by_engine
                 .iter()
@@ -51,6 +51,18 @@ impl Analyzer {
                 .map(|(e, _)| e.name().to_string())
                 .unwrap_or_else(|| "unknown".to_string()),
         };
+        if let Some(reader) = self.custom.take() {
+            input.custom_formats = super::custom::merged(reader.finish());
+            if let Some(name) = super::custom::judged(&input.custom_formats, &by_engine, &self.opts)
+            {
+                engine = name;
+                // Its lines name another server (llama.cpp, TGI, …): read now, it is judged.
+                input.other_server = None;
+            }
+            for f in input.custom_formats.iter().filter(|f| f.samples > 0) {
+                input.stat_lines_by_engine.insert(f.name.clone(), f.samples);
+            }
+        }
         // A server batchlens reads is no other server once its stats lines are read.
         if input
             .other_server
@@ -62,15 +74,12 @@ impl Analyzer {
         let mut f = self.timeline.finish();
         let previous = f.previous.take();
         let mut report = report_of(f, engine, input);
+        let profile = crate::engines::profile_for(&report);
         // A restart with other settings: the what-if model fitted on the run before
         // predicts the judged run, which measured it.
         report.restart_check = previous.and_then(|p| {
             let before = report_of(*p, report.engine.clone(), InputStats::default());
-            crate::analysis::whatif::check_restart(
-                &before,
-                &report,
-                crate::engines::profile(&report.engine),
-            )
+            crate::analysis::whatif::check_restart(&before, &report, profile)
         });
         // The client figures of the judged run.
         let judged = report.runs.iter().find(|r| r.analyzed).map(|r| r.run - 1);
@@ -87,8 +96,7 @@ impl Analyzer {
             report.reconciliation = crate::analysis::reconcile::reconcile(&report, c);
         }
         if !self.opts.no_diagnosis {
-            report.diagnosis =
-                crate::diagnose::diagnose(&report, crate::engines::profile(&report.engine));
+            report.diagnosis = crate::diagnose::diagnose(&report, profile);
         }
         report
     }

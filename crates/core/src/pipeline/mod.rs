@@ -9,6 +9,7 @@ pub mod read_ahead;
 
 use options::engines_tried;
 pub use options::Options;
+mod custom;
 mod records;
 
 use std::collections::BTreeMap;
@@ -82,6 +83,8 @@ pub struct Analyzer {
     other_servers: crate::engines::others::OtherServers,
     /// Reads whole lines ahead inside `feed` (`None`: line by line).
     own_ahead: Option<ReadAhead>,
+    /// The format files' line formats (`None` without any).
+    custom: Option<Box<crate::engines::custom::Reader>>,
 }
 
 /// A line as read ahead: its reading, and where its records lie in `ahead_recs`.
@@ -104,7 +107,9 @@ impl Analyzer {
         let timeline = Timeline::judging(opts.run);
         let parsers = engines_tried(&opts).into_iter().map(parser_for).collect();
         let own_ahead = Some(ReadAhead::new(&opts));
+        let custom = crate::engines::custom::Reader::new(&opts.formats).map(Box::new);
         Analyzer {
+            custom,
             opts,
             splitter: LineSplitter::default(),
             parsers,
@@ -340,6 +345,7 @@ impl Analyzer {
                 && self.piece.is_none()
                 && !self.client_lines.in_block()
                 && !(sampling && json)
+                && self.custom.is_none()
             {
                 // A labelled line nothing else reads (most are access lines),
                 // but for the search for other servers in the log's first lines
@@ -436,7 +442,7 @@ impl Analyzer {
                 }
                 // Other servers are told by their records as written (llama.cpp's
                 // JSON lines), while they are looked for.
-                if self.other_servers.sampling() {
+                if self.other_servers.sampling() || self.custom.is_some() {
                     self.json_record.clear();
                     self.json_record.extend_from_slice(raw);
                     self.json_record_no = Some(no);

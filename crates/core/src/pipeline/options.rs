@@ -14,6 +14,9 @@ pub struct Options {
     pub client: Option<crate::report::ClientFigures>,
     /// Of several server runs (restarts), judge this one (1-based) instead of the last.
     pub run: Option<u32>,
+    /// Line formats from format files (`--format-file`), tried on the lines no
+    /// engine parser claims.
+    pub formats: crate::engines::custom::Formats,
 }
 
 /// The engines whose parsers read each line, in order.

@@ -1,11 +1,16 @@
 //! What a line's reading becomes: counted, its records added to the timeline.
 
 use super::{Analyzer, EXAMPLE_CHARS, MAX_EXAMPLES, STATS_DISABLED};
+use crate::engines::custom::Read;
 use crate::engines::{common, Engine, LineParser, Outcome};
 use crate::model::{Record, SampleKind};
 use crate::pipeline::read_ahead::Pre;
 use crate::report::LineExample;
 use crate::text::fields::excerpt;
+
+/// The labels of lines a format file's format matched: settings only, and no number at all.
+const CUSTOM_FORMAT: &str = "custom_format";
+const CUSTOM_FORMAT_EMPTY: &str = "custom_format_no_numbers";
 
 impl Analyzer {
     pub(super) fn process(&mut self, no: u64, line: &[u8], last_chance: bool) {
@@ -58,6 +63,7 @@ impl Analyzer {
                 self.other_servers.line(no, line);
                 self.count_other(label)
             }
+            Outcome::NotMine if self.custom.is_some() && self.custom_line(no, line) => return,
             Outcome::NotMine => {
                 let as_written = match self.json_record_no {
                     Some(n) if n == no => &self.json_record[..],
@@ -88,6 +94,35 @@ impl Analyzer {
         self.add_records(&recs);
         self.recs = recs;
         self.recs.clear();
+    }
+
+    /// A line no engine claims, tried with the format files' formats (and,
+    /// from a JSON record, as written): whether one read it.
+    #[inline(never)]
+    fn custom_line(&mut self, no: u64, line: &[u8]) -> bool {
+        let Some(mut reader) = self.custom.take() else {
+            return false;
+        };
+        let mut recs = std::mem::take(&mut self.recs);
+        let mut got = reader.read(line, no, &mut recs);
+        if got.is_none() && self.json_record_no == Some(no) {
+            got = reader.read(&self.json_record, no, &mut recs);
+        }
+        self.custom = Some(reader);
+        let Some((_, read)) = got else {
+            self.recs = recs;
+            return false;
+        };
+        match Some(read) {
+            None => {}
+            Some(Read::Sample) => self.count_stats(no, None, 1, 0, || line),
+            Some(Read::Config) => self.count_other(CUSTOM_FORMAT),
+            Some(Read::Empty) => self.count_other(CUSTOM_FORMAT_EMPTY),
+        }
+        self.add_records(&recs);
+        recs.clear();
+        self.recs = recs;
+        true
     }
 
     /// A stats line read ahead: its records are in `ahead_recs[recs]`, numbered here.

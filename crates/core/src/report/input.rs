@@ -28,3 +28,26 @@ pub struct FileFormat {
     /// last), when the format packs text.
     pub unpack: Option<String>,
 }
+
+/// One line format of a `--format-file`, and what it read.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CustomFormat {
+    pub name: String,
+    /// The engine whose profile (admission, evictions, flags) the diagnosis borrows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub like: Option<String>,
+    /// `server`, or `client` (read from the `--client` file).
+    pub side: String,
+    /// Lines its expression matched.
+    pub matched_lines: u64,
+    /// Samples read from them.
+    pub samples: u64,
+    /// Matched lines that gave settings only (`kv_capacity_tokens`, `max_running`).
+    pub config_lines: u64,
+    /// Captured values that were not numbers (or times) as declared.
+    pub unread_values: u64,
+    /// The first matched line that gave no number, when one did not: why a
+    /// format that matches may still read nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub empty_match: Option<crate::report::LineExample>,
+}

@@ -26,7 +26,7 @@ pub use config::ServerConfig;
 pub use diagnosis::{
     Action, Diagnosis, Evidence, Facts, Finding, Kind, LeverOutcome, NotAssessed, RankFigures,
 };
-pub use input::{FileFormat, OtherServer};
+pub use input::{CustomFormat, FileFormat, OtherServer};
 pub use reconciliation::{Part, Reconciliation};
 pub use timeline::{Gap, Point};
 pub use what_if::{Baseline, Change, Prediction, RestartCheck, WhatIf};
@@ -145,6 +145,9 @@ pub struct InputStats {
     /// copytruncate does): the report covers only what was read of it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub truncated_while_reading: Option<Truncation>,
+    /// The line formats given with `--format-file`, and what each read.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub custom_formats: Vec<CustomFormat>,
 }
 
 /// A file that shrank while it was read.
