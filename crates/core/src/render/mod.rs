@@ -4,11 +4,13 @@ pub mod charts;
 mod markdown;
 mod problem;
 mod reconcile;
+mod setting;
 mod text;
 mod what_if;
 
 pub use markdown::markdown;
 pub use problem::{input_problem, Front};
+pub use setting::setting_flag;
 pub use text::text;
 pub use what_if::{what_if_sentence, what_if_text};
 
