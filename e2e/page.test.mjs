@@ -911,3 +911,27 @@ test('screenshots of the light, dark and phone layouts are written for review (e
     await context.close();
   }
 });
+
+test('a log of more restarts than the report lists says how many runs it holds; another listed run is judged from the file given', async () => {
+  const dir = path.join(ROOT, 'target', 'e2e');
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'crash-loop.log');
+  // 70 short runs of a real log's start: startup lines, then its first stats lines.
+  const head = readFileSync(path.join(ROOT, 'examples', 'sglang-client-limited.log'), 'utf8').split('\n').slice(0, 80).join('\n') + '\n';
+  writeFileSync(file, head.repeat(70));
+  const report = JSON.parse(cliJson(file));
+  assert.ok(report.runs.length < 70, `the report lists ${report.runs.length} runs`);
+  const { page, rec, context } = await openPage();
+  await page.setInputFiles('#file', file);
+  await waitForReport(page, 'crash-loop.log');
+  assert.match(await page.textContent('#run-note'), new RegExp(`${report.runs.length} of 70 runs listed`));
+  const other = report.runs[report.runs.length - 2].run;
+  await page.selectOption('#run', String(other));
+  await page.waitForFunction((n) => document.body.dataset.result === 'report' &&
+    document.getElementById('status').textContent.startsWith('Read crash-loop.log') && location.hash.includes(`run=${n}`), other);
+  const judged = execFileSync(cliBinary(), ['diagnose', file, '--run', String(other), '--format', 'json'], { encoding: 'utf8' });
+  assert.equal(await downloadText(page, '#export-json'), judged);
+  assert.deepEqual(rec.requests, []);
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});

@@ -348,6 +348,11 @@ export function renderRuns(r) {
     o.selected = run.analyzed;
     sel.append(o);
   }
+  // A crash-looping server: the report lists only the latest runs; say so.
+  const restarts = (r.events && r.events.restarts) ?? (r.summary && r.summary.restarts) ?? 0;
+  const total = Math.max(runs.length, restarts + 1);
+  const more = runs.length > 1 && total > runs.length;
+  $('run-note').textContent = more ? `${fmtNum(runs.length)} of ${fmtNum(total)} runs listed (the latest)` : '';
   $('run-box').hidden = runs.length < 2;
 }
 
