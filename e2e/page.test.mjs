@@ -104,6 +104,16 @@ async function drawnPixels(page) {
   })), CHARTS);
 }
 
+/** Moves a logarithmic what-if slider to `v`, as dragging it there would. */
+async function setLever(page, selector, v) {
+  await page.$eval(selector, (e, value) => {
+    const lo = Math.log(Number(e.dataset.lo));
+    const hi = Math.log(Number(e.dataset.hi));
+    e.value = String(Math.round((1000 * (Math.log(value) - lo)) / (hi - lo)));
+    e.dispatchEvent(new Event('input'));
+  }, v);
+}
+
 async function downloadText(page, buttonSelector) {
   const [download] = await Promise.all([page.waitForEvent('download'), page.click(buttonSelector)]);
   return readFileSync(await download.path(), 'utf8');
@@ -193,8 +203,13 @@ test('an example button loads a bundled log (screenshot saved to target/e2e/scre
   const report = JSON.parse(expected);
   if (report.diagnosis) {
     assert.equal(await page.textContent('#kind'), report.diagnosis.primary.kind);
+    // Server flags ranked by predicted gain; client advice is not among them.
     const flags = await page.$$eval('#actions code.flag', (cs) => cs.map((c) => c.textContent));
-    assert.deepEqual(flags, report.diagnosis.primary.actions.map((a) => a.flag));
+    const server = report.diagnosis.primary.actions.filter((a) => a.id !== 'client_concurrency' && !a.flag.startsWith('client:'));
+    assert.deepEqual([...flags].sort(), server.map((a) => a.flag).sort());
+    const gains = await page.$$eval('#actions .gain', (ps) => ps.map((p) => (p.dataset.gain ? Number(p.dataset.gain) : null)));
+    const known = gains.filter((g) => g !== null);
+    assert.deepEqual(known, [...known].sort((a, b) => b - a), 'actions are ranked by predicted gain');
     const evidence = await page.textContent('#evidence');
     for (const ev of report.diagnosis.primary.evidence) assert.ok(evidence.includes(ev.statement));
   }
@@ -374,7 +389,7 @@ test('pasted text is read; the controls are reachable with the keyboard', async 
     await page.keyboard.press('Tab');
     reached.add(await page.evaluate(() => document.activeElement.id || document.activeElement.textContent.trim()));
   }
-  assert.ok(reached.has('file'), [...reached].join(' | '));
+  assert.ok(reached.has('open'), [...reached].join(' | '));
   assert.ok(reached.has('SGLang, KV-bound queue'), [...reached].join(' | '));
   await page.click('#paste-box summary');
   await page.fill('#paste', readFileSync(RETRACT, 'utf8'));
@@ -548,7 +563,8 @@ test('what-if sliders predict from the log: a bigger KV pool on a KV-bound run m
   assert.match(await page.textContent('#wi-kv-out'), /×2\.00 \(232,342 tokens\)/);
   // Fewer clients than the server runs now: predicted throughput falls.
   await page.$eval('#wi-kv', (e) => { e.value = '1'; e.dispatchEvent(new Event('input')); });
-  await page.$eval('#wi-clients', (e) => { e.value = '10'; e.dispatchEvent(new Event('input')); });
+  await setLever(page, '#wi-clients', 10);
+  assert.match(await page.textContent('#wi-clients-out'), /^10\b/);
   await page.waitForFunction((b) => Number(document.getElementById('whatif-result').dataset.tokS) < b * 0.5, base);
   // The secondary finding (retractions) is listed; predictions made no network request.
   assert.match(await page.textContent('#also'), /kv_retraction/);
@@ -611,4 +627,311 @@ test('an LMDeploy metrics log is diagnosed in the page with LMDeploy\'s flags, a
     [/--cache-max-entry-count 0\.90/, /--quant-policy 8/],
     /--gpu-memory-utilization|--mem-fraction-static/,
   );
+});
+
+// ---- the page as a viewer: one file at a time, state in the hash, charts to ask ----
+
+const SHOTS = path.join(HERE, 'screenshots');
+const reads = (page) => page.evaluate(() => Number(document.body.dataset.reads || 0));
+
+test('the same file opened again is read again; the result names it in its header and the tab title', async () => {
+  const { page, rec, context } = await openPage();
+  const name = path.basename(RETRACT);
+  await page.setInputFiles('#file', RETRACT);
+  await waitForReport(page, name);
+  assert.equal(await page.inputValue('#file'), '', 'the input is cleared after a read');
+  assert.equal(await page.textContent('#result-file'), name);
+  assert.equal(await page.title(), `${name} · batchlens`);
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'verdict', 'focus moves to the verdict');
+  const before = await reads(page);
+  await page.setInputFiles('#file', RETRACT);
+  await page.waitForFunction((n) => Number(document.body.dataset.reads) === n + 1, before);
+  assert.equal(await downloadText(page, '#export-json'), cliJson(RETRACT));
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
+test('open, cancel with Escape, open: the old result is hidden while reading and after the cancel', async () => {
+  const { page, rec, context } = await openPage();
+  const line = readFileSync(RETRACT, 'utf8');
+  await dropFile(page, 'first.log', line);
+  await waitForReport(page, 'first.log');
+  const big = await page.evaluateHandle((text) => {
+    const parts = [];
+    for (let size = 0; size < 96e6; size += text.length) parts.push(text);
+    const d = new DataTransfer();
+    d.items.add(new File(parts, 'big.log'));
+    return d;
+  }, line);
+  await page.evaluate((d) => {
+    document.body.dispatchEvent(new DragEvent('drop', { dataTransfer: d, bubbles: true, cancelable: true }));
+    if (!document.getElementById('result').hidden) throw new Error('the old result is still shown while reading');
+    document.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }));
+  }, big);
+  await page.waitForFunction(() => document.getElementById('status').textContent.startsWith('Cancelled'));
+  assert.equal(await page.isVisible('#result'), false, 'no result after Cancel');
+  await dropFile(page, 'second.log', line);
+  await waitForReport(page, 'second.log');
+  assert.equal(await page.textContent('#result-file'), 'second.log');
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
+test('a file dropped anywhere on the page is read; an overlay shows while it is dragged over', async () => {
+  const { page, rec, context } = await openPage();
+  const dt = await page.evaluateHandle((text) => {
+    const d = new DataTransfer();
+    d.items.add(new File([text], 'on-body.log', { type: 'text/plain' }));
+    return d;
+  }, readFileSync(RETRACT, 'utf8'));
+  await page.dispatchEvent('footer', 'dragenter', { dataTransfer: dt });
+  assert.equal(await page.isVisible('#drop-overlay'), true);
+  await page.dispatchEvent('footer', 'drop', { dataTransfer: dt });
+  await waitForReport(page, 'on-body.log');
+  assert.equal(await page.isVisible('#drop-overlay'), false);
+  assert.equal(await downloadText(page, '#export-json'), cliJson(RETRACT));
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
+test('a link with a hash restores the run, the rank, the chart window and the what-if values', async () => {
+  const dir = path.join(ROOT, 'target', 'e2e');
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'restarted-hash.log');
+  writeFileSync(file, Buffer.concat(['sglang-kv-bound.log', 'sglang-client-limited.log']
+    .map((f) => readFileSync(path.join(ROOT, 'examples', f)))));
+  const { page, rec, context } = await openPage({}, `${origin}/index.html#run=1&range=30.0-300.0&wi=kv_scale:1.5,client_concurrency:40`);
+  await page.setInputFiles('#file', file);
+  await page.waitForFunction(() => document.getElementById('run').value === '1' &&
+    document.getElementById('status').textContent.startsWith('Read restarted-hash.log') && document.body.dataset.result === 'report');
+  const run1 = execFileSync(cliBinary(), ['diagnose', file, '--run', '1', '--format', 'json'], { encoding: 'utf8' });
+  assert.equal(await downloadText(page, '#export-json'), run1);
+  await page.waitForFunction(() => document.getElementById('wi-kv').value === '1.5');
+  assert.match(await page.textContent('#wi-clients-out'), /^40\b/);
+  assert.match(await page.textContent('#range-text'), /30 s to 300 s/);
+  assert.equal(Number(await page.getAttribute('.plot[data-chart="throughput"]', 'data-t0')), 30);
+  await page.waitForFunction(() => location.hash.includes('run=1') && location.hash.includes('kv_scale:1.5') &&
+    location.hash.includes('range=30.0-300.0'));
+  await context.close();
+
+  // A rank, and an example opened straight from the link.
+  const rankReport = JSON.parse(cliJson(RANKS));
+  const rank = rankReport.timeline.per_source[1].source;
+  const second = await openPage({}, `${origin}/index.html#rank=${encodeURIComponent(rank)}`);
+  await second.page.setInputFiles('#file', RANKS);
+  await waitForReport(second.page, path.basename(RANKS));
+  await second.page.waitForFunction((s) => document.getElementById('source').value === s, rank);
+  assert.ok((await second.page.textContent('#cap-throughput')).includes(rank));
+  const blank = await second.page.$$eval('#source option', (os) => os.filter((o) => o.textContent.trim() === '').length);
+  assert.equal(blank, 0, 'no blank entry in the rank selector');
+  await second.context.close();
+
+  const third = await openPage({}, `${origin}/index.html#example=sglang-kv-bound.log&range=60.0-600.0`);
+  await waitForReport(third.page, 'sglang-kv-bound.log');
+  await third.page.waitForFunction(() => document.getElementById('range-text').textContent.startsWith('Showing 60 s to 600 s'));
+  // Nothing but the example itself (fetched as the page became ready).
+  assert.deepEqual(third.rec.requests.filter((u) => u !== `${origin}/examples/sglang-kv-bound.log`), []);
+  assert.deepEqual([...rec.errors, ...second.rec.errors, ...third.rec.errors], []);
+  await third.context.close();
+});
+
+/** The page x of time `t` on a chart, from where the page says its plot lies. */
+async function xOf(page, chart, t) {
+  return page.$eval(`.plot[data-chart="${chart}"]`, (p, time) => {
+    const d = p.dataset;
+    const box = p.getBoundingClientRect();
+    return box.left + Number(d.left) + ((time - Number(d.t0)) / (Number(d.t1) - Number(d.t0))) * (Number(d.right) - Number(d.left));
+  }, t);
+}
+
+test('hovering a chart shows the value, the wall-clock time and the log line at that time, on every chart', async () => {
+  const { page, rec, context } = await openPage();
+  await page.setInputFiles('#file', RETRACT);
+  await waitForReport(page, path.basename(RETRACT));
+  const report = JSON.parse(cliJson(RETRACT));
+  const pts = report.timeline.points;
+  const p = pts[Math.floor(pts.length / 2)];
+  await page.$eval('#charts-box', (e) => e.scrollIntoView());
+  const box = await page.$eval('#chart-throughput', (c) => { const b = c.getBoundingClientRect(); return { y: b.top + b.height / 2 }; });
+  await page.mouse.move(await xOf(page, 'throughput', p.t_s), box.y);
+  const tip = await page.textContent('.plot[data-chart="throughput"] .tip');
+  const value = p.gen_tok_s.toLocaleString('en-US', { maximumFractionDigits: p.gen_tok_s < 10 ? 1 : 0 });
+  assert.ok(tip.includes(`generated ${value} tok/s`), tip);
+  assert.ok(tip.includes(`line ${p.line.toLocaleString('en-US')}`), tip);
+  assert.match(tip, /\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/);
+  // The crosshair is linked: the other charts show it at the same time.
+  assert.equal(await page.isVisible('.plot[data-chart="kv_usage"] .cross'), true);
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
+test('dragging across a chart zooms every chart to that window; reset shows the whole log', async () => {
+  const { page, rec, context } = await openPage();
+  await page.click('button.example[data-src="examples/sglang-retractions.log"]');
+  await waitForReport(page, 'sglang-retractions.log');
+  await page.$eval('#charts-box', (e) => e.scrollIntoView());
+  const t1 = Number(await page.getAttribute('.plot[data-chart="concurrency"]', 'data-t1'));
+  const y = await page.$eval('#chart-concurrency', (c) => { const b = c.getBoundingClientRect(); return b.top + b.height / 2; });
+  await page.mouse.move(await xOf(page, 'concurrency', t1 * 0.25), y);
+  await page.mouse.down();
+  await page.mouse.move(await xOf(page, 'concurrency', t1 * 0.5), y, { steps: 5 });
+  await page.mouse.up();
+  await page.waitForFunction(() => !document.getElementById('range-reset').hidden);
+  for (const n of CHARTS) {
+    const [a, b] = await page.$eval(`.plot[data-chart="${n}"]`, (p) => [Number(p.dataset.t0), Number(p.dataset.t1)]);
+    assert.ok(Math.abs(a - t1 * 0.25) < t1 * 0.01 && Math.abs(b - t1 * 0.5) < t1 * 0.01, `${n}: ${a}–${b} of ${t1}`);
+  }
+  await page.waitForFunction(() => /range=\d/.test(location.hash));
+  const pixels = await drawnPixels(page);
+  for (const n of CHARTS) assert.ok(pixels[n] > 3000, `${n}: only ${pixels[n]} pixels drawn zoomed`);
+  await page.click('#range-reset');
+  assert.equal(Number(await page.getAttribute('.plot[data-chart="concurrency"]', 'data-t0')), 0);
+  assert.equal(Number(await page.getAttribute('.plot[data-chart="concurrency"]', 'data-t1')), t1);
+  await page.waitForFunction(() => !location.hash.includes('range='));
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
+test('at 360 px the page has no horizontal scroll', async () => {
+  const { page, rec, context } = await openPage({ viewport: { width: 360, height: 740 } });
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), 'before a report');
+  for (const ex of ['sglang-retractions.log', 'vllm-kv-bound.log']) {
+    await page.click(`button.example[data-src="examples/${ex}"]`);
+    await waitForReport(page, ex);
+    const [doc, view] = await page.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
+    assert.ok(doc <= view, `${ex}: the document is ${doc} px wide in a ${view} px viewport`);
+  }
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
+test('keyboard only: open a log, reach the first action and copy its flag', async () => {
+  const { page, rec, context } = await openPage({ permissions: ['clipboard-read', 'clipboard-write'] });
+  const example = path.join(ROOT, 'examples', 'sglang-kv-bound.log');
+  // The chooser is intercepted once Playwright has told the browser to (a round trip).
+  const choosing = page.waitForEvent('filechooser');
+  await page.waitForTimeout(200);
+  await page.keyboard.press('o');
+  const chooser = await choosing;
+  await chooser.setFiles(example);
+  await waitForReport(page, 'sglang-kv-bound.log');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'verdict');
+  let found = false;
+  for (let i = 0; i < 40 && !found; i++) {
+    await page.keyboard.press('Tab');
+    found = await page.evaluate(() => document.activeElement === document.querySelector('#actions button.copy'));
+  }
+  assert.ok(found, 'Tab reaches the first action\'s Copy');
+  const flag = await page.textContent('#actions code.flag');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => /^(Copied|Selected)/.test(document.querySelector('#actions button.copy').textContent));
+  if ((await page.textContent('#actions button.copy')) === 'Copied') {
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), flag);
+  }
+  // `?` opens the help, Escape closes it.
+  await page.keyboard.press('?');
+  assert.equal(await page.isVisible('#help'), true);
+  await page.keyboard.press('Escape');
+  assert.equal(await page.isVisible('#help'), false);
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
+test('exported charts name the file, the verdict and the window; PNGs are twice the screen size', async () => {
+  const { page, rec, context } = await openPage();
+  await page.click('button.example[data-src="examples/vllm-kv-bound.log"]');
+  await waitForReport(page, 'vllm-kv-bound.log');
+  const report = JSON.parse(cliJson(path.join(DIST, 'examples', 'vllm-kv-bound.log')));
+  const svg = await downloadText(page, 'button.svg[data-chart="kv_usage"]');
+  assert.ok(svg.includes('vllm-kv-bound.log'), 'the SVG names the file');
+  assert.ok(svg.includes(report.diagnosis.primary.kind), 'the SVG names the verdict');
+  assert.match(svg, /window 0 s–/);
+  // vLLM's word for an eviction, and counts per bar rather than a line per event.
+  assert.ok(svg.includes('preemptions per bar'), 'preemptions, not retractions');
+  assert.ok(!svg.includes('retractions per bar'));
+  const [png] = await Promise.all([page.waitForEvent('download'), page.click('button.png[data-chart="throughput"]')]);
+  assert.equal(png.suggestedFilename(), 'vllm-kv-bound.throughput.png');
+  const head = readFileSync(await png.path());
+  const width = head.readUInt32BE(16);
+  const shown = await page.$eval('#chart-throughput', (c) => c.clientWidth);
+  assert.ok(width >= 2 * shown, `PNG ${width} px for a ${shown} px chart`);
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
+test('actions show their predicted gain and what binds next; only gains are coloured; client advice stands apart', async () => {
+  const { page, rec, context } = await openPage();
+  for (const ex of ['sglang-kv-bound.log', 'sglang-client-limited.log', 'sglang-retractions.log']) {
+    await page.click(`button.example[data-src="examples/${ex}"]`);
+    await waitForReport(page, ex);
+    const report = JSON.parse(cliJson(path.join(DIST, 'examples', ex)));
+    const actions = report.diagnosis.primary.actions;
+    const shown = await page.$$eval('#actions > li', (lis) => lis.map((li) => ({
+      flag: li.querySelector('code.flag').textContent,
+      gain: li.querySelector('.gain').textContent,
+      up: li.querySelector('.gain').classList.contains('gain-up'),
+    })));
+    for (const s of shown) {
+      const a = actions.find((x) => x.flag === s.flag);
+      if (a.predicted_gain == null) continue;
+      const pct = a.predicted_gain * 100;
+      if (Math.abs(pct) >= 0.5) assert.ok(s.gain.includes(`${pct.toFixed(Math.abs(pct) < 10 ? 1 : 0)} %`), `${s.gain} for ${a.predicted_gain}`);
+      assert.ok(s.gain.includes('bound by'), s.gain);
+      assert.equal(s.up, a.predicted_gain >= 0.005, `${s.flag}: coloured only when it improves`);
+    }
+    const client = actions.filter((a) => a.id === 'client_concurrency' || a.flag.startsWith('client:'));
+    assert.equal(await page.$$eval('#client > li', (l) => l.length), client.length);
+    assert.equal(await page.$$eval('#client code, #client button', (l) => l.length), 0, 'client advice has no copyable flag');
+  }
+  // Every lever the CLI knows has a slider; the cap reaches 4× today's and shows the flag to set.
+  for (const id of ['#wi-kv', '#wi-cap', '#wi-clients', '#wi-cons', '#wi-prefill']) assert.equal(await page.isVisible(id), true, id);
+  const cap = await page.$eval('#wi-cap', (e) => Number(e.dataset.exact));
+  assert.ok(Number(await page.getAttribute('#wi-cap', 'data-hi')) >= 4 * cap);
+  await setLever(page, '#wi-cap', 48);
+  await page.waitForFunction(() => document.getElementById('whatif-flags').textContent.includes('--max-running-requests 48'));
+  await page.$eval('#wi-cons', (e) => { e.value = '0.5'; e.dispatchEvent(new Event('input')); });
+  await page.waitForFunction(() => document.getElementById('whatif-flags').textContent.includes('--schedule-conservativeness 0.50'));
+  assert.deepEqual(rec.errors, []);
+  await context.close();
+});
+
+test('screenshots of the light, dark and phone layouts are written for review (e2e/screenshots/)', async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  const layouts = [
+    ['light', { viewport: { width: 1280, height: 900 } }],
+    ['dark', { viewport: { width: 1280, height: 900 }, colorScheme: 'dark' }],
+    ['phone', { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true }],
+  ];
+  for (const [name, options] of layouts) {
+    const { page, rec, context } = await openPage(options, `${origin}/index.html#example=sglang-retractions.log`);
+    await waitForReport(page, 'sglang-retractions.log');
+    await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+    assert.ok(existsSync(path.join(SHOTS, `${name}.png`)));
+    assert.deepEqual(rec.errors, []);
+    await context.close();
+  }
+});
+
+test('a log of more restarts than the report lists says how many runs it holds; another listed run is judged from the file given', async () => {
+  const dir = path.join(ROOT, 'target', 'e2e');
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'crash-loop.log');
+  // 70 short runs of a real log's start: startup lines, then its first stats lines.
+  const head = readFileSync(path.join(ROOT, 'examples', 'sglang-client-limited.log'), 'utf8').split('\n').slice(0, 80).join('\n') + '\n';
+  writeFileSync(file, head.repeat(70));
+  const report = JSON.parse(cliJson(file));
+  assert.ok(report.runs.length < 70, `the report lists ${report.runs.length} runs`);
+  const { page, rec, context } = await openPage();
+  await page.setInputFiles('#file', file);
+  await waitForReport(page, 'crash-loop.log');
+  assert.match(await page.textContent('#run-note'), new RegExp(`${report.runs.length} of 70 runs listed`));
+  const other = report.runs[report.runs.length - 2].run;
+  await page.selectOption('#run', String(other));
+  await page.waitForFunction((n) => document.body.dataset.result === 'report' &&
+    document.getElementById('status').textContent.startsWith('Read crash-loop.log') && location.hash.includes(`run=${n}`), other);
+  const judged = execFileSync(cliBinary(), ['diagnose', file, '--run', String(other), '--format', 'json'], { encoding: 'utf8' });
+  assert.equal(await downloadText(page, '#export-json'), judged);
+  assert.deepEqual(rec.requests, []);
+  assert.deepEqual(rec.errors, []);
+  await context.close();
 });

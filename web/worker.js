@@ -36,13 +36,16 @@ self.onmessage = (e) => {
     let json = 'null';
     let text = '';
     let error = null;
+    let flags = [];
     try {
       if (finished && finished.id === m.id) {
         json = finished.session.what_if(m.changes);
         text = finished.session.what_if_sentence(m.changes);
+        // Each value as the engine's flag that sets it ('' where none does).
+        flags = (m.settings || []).map(([k, v]) => [k, v, finished.session.setting_flag(k, v)]);
       }
     } catch (err) { error = String(err && err.message || err); }
-    postMessage({ type: 'whatif', id: m.id, seq: m.seq, json, text, error });
+    postMessage({ type: 'whatif', id: m.id, seq: m.seq, json, text, error, flags });
   } else if (m.type === 'read') {
     if (current) current.cancelled = true;
     const job = { id: m.id, cancelled: false };

@@ -13,7 +13,7 @@ mod input;
 mod measured;
 mod svg;
 
-use batchlens_core::charts::{self, Chart, ChartData, ReportView, Theme};
+use batchlens_core::charts::{self, Chart, ChartData, Frame, ReportView, Theme, View};
 use batchlens_core::{render, Analyzer, Options, Report};
 use plotters::prelude::*;
 use wasm_bindgen::prelude::*;
@@ -51,11 +51,22 @@ fn draw_on(
     source: Option<&str>,
     chart: Chart,
     theme: &Theme,
-) -> Result<(), JsError> {
+    view: &View,
+) -> Result<Frame, JsError> {
     let backend = canvas::measured_canvas(canvas)
         .ok_or_else(|| JsError::new("the canvas has no 2D context"))?;
     let root = backend.into_drawing_area();
-    charts::draw(&root, data, source, chart, theme).map_err(|e| JsError::new(&e))
+    charts::draw_view(&root, data, source, chart, theme, view).map_err(|e| JsError::new(&e))
+}
+
+/// A window of time from the page: both ends finite and in order, else all of it.
+fn view(t0: Option<f64>, t1: Option<f64>, caption: Option<String>) -> View {
+    View {
+        range_s: t0
+            .zip(t1)
+            .filter(|(a, b)| a.is_finite() && b.is_finite() && b > a),
+        caption: caption.filter(|c| !c.is_empty()),
+    }
 }
 
 fn canvas_by_id(id: &str) -> Result<HtmlCanvasElement, JsError> {
@@ -217,6 +228,13 @@ impl Session {
         Ok(w.as_ref().map(render::what_if_sentence).unwrap_or_default())
     }
 
+    /// The flag that sets a what-if parameter to `value` on this server (after
+    /// `finish()`): `max_running`, 48 → `--max-running-requests 48`; empty where no
+    /// server flag sets it (the client's concurrency) or the log cannot say.
+    pub fn setting_flag(&self, parameter: &str, value: f64) -> Result<String, JsError> {
+        Ok(render::setting_flag(self.report()?, parameter, value).unwrap_or_default())
+    }
+
     /// Draws one chart (`throughput`, `concurrency`, `kv_usage`, `prefill`) on the canvas with this id.
     pub fn draw(&self, canvas_id: &str, chart: &str, dark: bool) -> Result<(), JsError> {
         let data = ChartData::from_report(self.report()?);
@@ -226,7 +244,9 @@ impl Session {
             None,
             chart_by_name(chart)?,
             &theme(dark, 1.0),
+            &View::default(),
         )
+        .map(|_| ())
     }
 
     fn report(&self) -> Result<&Report, JsError> {
@@ -281,7 +301,49 @@ impl Charts {
             source.as_deref().filter(|s| !s.is_empty()),
             chart_by_name(chart)?,
             &theme(dark, scale),
+            &View::default(),
         )
+        .map(|_| ())
+    }
+
+    /// [`Charts::draw`] over the window `t0..t1` (seconds from the first stats line;
+    /// null: all of it), with an optional caption under the title. Returns where the
+    /// plot was drawn, `[left, top, right, bottom, t0, t1, y_top]` (pixels, then the
+    /// data range), for the page to map the pointer to a time and a value.
+    #[allow(clippy::too_many_arguments)]
+    pub fn draw_window(
+        &self,
+        canvas: HtmlCanvasElement,
+        chart: &str,
+        dark: bool,
+        source: Option<String>,
+        scale: f64,
+        t0: Option<f64>,
+        t1: Option<f64>,
+        caption: Option<String>,
+    ) -> Result<Vec<f64>, JsError> {
+        let f = draw_on(
+            canvas,
+            &self.data,
+            source.as_deref().filter(|s| !s.is_empty()),
+            chart_by_name(chart)?,
+            &theme(dark, scale),
+            &view(t0, t1, caption),
+        )?;
+        Ok(vec![
+            f64::from(f.left),
+            f64::from(f.top),
+            f64::from(f.right),
+            f64::from(f.bottom),
+            f.t0,
+            f.t1,
+            f.y_top,
+        ])
+    }
+
+    /// The engine's word for the events the KV chart counts (`retractions`, `preemptions`).
+    pub fn events_word(&self) -> String {
+        self.data.events_word()
     }
 
     /// The key figures of `chart` in words (for `aria-label` / `figcaption`).
@@ -302,12 +364,30 @@ impl Charts {
         width: u32,
         height: u32,
     ) -> Result<String, JsError> {
+        self.svg_window(chart, dark, source, width, height, None, None, None)
+    }
+
+    /// `chart` over the window `t0..t1` as an SVG document, with a caption
+    /// (the page names the file, the verdict and the window).
+    #[allow(clippy::too_many_arguments)]
+    pub fn svg_window(
+        &self,
+        chart: &str,
+        dark: bool,
+        source: Option<String>,
+        width: u32,
+        height: u32,
+        t0: Option<f64>,
+        t1: Option<f64>,
+        caption: Option<String>,
+    ) -> Result<String, JsError> {
         svg::svg(
             &self.data,
             source.as_deref().filter(|s| !s.is_empty()),
             chart_by_name(chart)?,
             &theme(dark, 1.0),
             (width.clamp(100, 4000), height.clamp(100, 4000)),
+            &view(t0, t1, caption),
         )
         .map_err(|e| JsError::new(&e))
     }

@@ -4,7 +4,7 @@
 //! `<span style=…>`, refused by the page's CSP). This wrapper estimates text the
 //! way plotters does natively (so the page's SVG matches the CLI's `--charts`).
 
-use batchlens_core::charts::{self, Chart, ChartData, Theme};
+use batchlens_core::charts::{self, Chart, ChartData, Theme, View};
 use plotters::prelude::*;
 use plotters_backend::BackendTextStyle;
 
@@ -29,6 +29,7 @@ pub fn svg(
     chart: Chart,
     theme: &Theme,
     size: (u32, u32),
+    view: &View,
 ) -> Result<String, String> {
     let mut out = String::new();
     {
@@ -37,7 +38,7 @@ pub fn svg(
             measure: NativeEstimate,
         }
         .into_drawing_area();
-        charts::draw(&root, data, source, chart, theme)?;
+        charts::draw_view(&root, data, source, chart, theme, view)?;
         root.present()
             .map_err(|e| format!("could not draw the chart: {e}"))?;
     }
@@ -53,13 +54,19 @@ mod tests {
         let log = include_bytes!("../../../examples/sglang-retractions.log");
         let report = batchlens_core::analyze(log, batchlens_core::Options::default());
         let data = ChartData::from_report(&report);
+        let window = View {
+            range_s: Some((100.0, 900.0)),
+            caption: Some("sglang-retractions.log · kv_retraction".into()),
+        };
         for chart in Chart::ALL {
             let theme = Theme::light();
-            assert_eq!(
-                svg(&data, None, chart, &theme, (960, 420)).unwrap(),
-                charts::svg(&data, None, chart, &theme, (960, 420)).unwrap(),
-                "{chart:?}"
-            );
+            for view in [View::default(), window.clone()] {
+                assert_eq!(
+                    svg(&data, None, chart, &theme, (960, 420), &view).unwrap(),
+                    charts::svg_view(&data, None, chart, &theme, (960, 420), &view).unwrap(),
+                    "{chart:?}"
+                );
+            }
         }
     }
 }

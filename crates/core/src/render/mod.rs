@@ -5,6 +5,7 @@ mod compare;
 mod markdown;
 mod problem;
 mod reconcile;
+mod setting;
 mod text;
 mod what_if;
 
@@ -12,6 +13,7 @@ pub(crate) use compare::explanation as compare_explanation;
 pub use compare::{compare_markdown, compare_text};
 pub use markdown::markdown;
 pub use problem::{input_problem, Front};
+pub use setting::setting_flag;
 pub use text::text;
 pub use what_if::{what_if_sentence, what_if_text};
 

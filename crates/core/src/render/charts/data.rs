@@ -53,6 +53,8 @@ pub struct ChartData {
     pub kv_capacity_tokens: Option<f64>,
     /// `diagnosis.facts.steady_start_s .. steady_end_s`, shaded on every chart.
     pub steady_window_s: Option<(f64, f64)>,
+    /// The engine the report names: its word for an eviction labels the event bars.
+    pub engine: String,
 }
 
 impl ChartData {
@@ -75,6 +77,7 @@ impl ChartData {
             max_running_requests: r.config.max_running_requests.map(|v| v as f64),
             kv_capacity_tokens: r.config.kv_capacity_tokens.map(|v| v as f64),
             steady_window_s: facts.and_then(|f| f.steady_start_s.zip(f.steady_end_s)),
+            engine: r.engine.clone(),
         }
     }
 
@@ -86,6 +89,11 @@ impl ChartData {
             .unwrap_or(&self.points)
     }
 
+    /// The engine's word for an eviction, plural: `retractions` (SGLang), `preemptions` (vLLM).
+    pub fn events_word(&self) -> String {
+        format!("{}s", crate::engines::profile(&self.engine).eviction.0)
+    }
+
     pub fn source_names(&self) -> Vec<String> {
         self.sources.iter().map(|(s, _)| s.clone()).collect()
     }
@@ -94,6 +102,8 @@ impl ChartData {
 /// The chart fields of the JSON report (`timeline`, `config`, `diagnosis.facts`).
 #[derive(Debug, Default, Deserialize)]
 pub struct ReportView {
+    #[serde(default)]
+    engine: String,
     #[serde(default)]
     timeline: TimelineView,
     #[serde(default)]
@@ -156,6 +166,7 @@ impl From<ReportView> for ChartData {
             max_running_requests: v.config.max_running_requests,
             kv_capacity_tokens: v.config.kv_capacity_tokens,
             steady_window_s: facts.steady_start_s.zip(facts.steady_end_s),
+            engine: v.engine,
         }
     }
 }

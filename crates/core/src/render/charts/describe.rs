@@ -28,6 +28,15 @@ fn figures(points: &[ChartPoint], f: impl Fn(&ChartPoint) -> Option<f64>) -> Opt
     })
 }
 
+/// A time into the log for people: seconds, minutes, hours, or days for a long run.
+fn when(s: f64) -> String {
+    if s >= 3.0 * 86_400.0 {
+        format!("{:.1} days", s / 86_400.0)
+    } else {
+        crate::text::num::duration(s)
+    }
+}
+
 /// One or two sentences with the chart's key figures, for `aria-label` / `figcaption`.
 pub fn describe(data: &ChartData, source: Option<&str>, chart: Chart) -> String {
     let points = data.series(source);
@@ -39,8 +48,8 @@ pub fn describe(data: &ChartData, source: Option<&str>, chart: Chart) -> String 
     let mut out = match chart {
         Chart::Throughput => match figures(points, |p| p.gen_tok_s) {
             Some(f) => format!(
-                "Generation throughput{whose} over {} s: mean {} tokens/s, peak {} tokens/s at {} s, last {} tokens/s.",
-                short(span), short(f.mean), short(f.max), short(f.max_at), short(f.last)
+                "Generation throughput{whose} over {}: mean {} tokens/s, peak {} tokens/s at {}, last {} tokens/s.",
+                when(span), short(f.mean), short(f.max), when(f.max_at), short(f.last)
             ),
             None => format!("Generation throughput{whose}: no data in the log."),
         },
@@ -49,7 +58,7 @@ pub fn describe(data: &ChartData, source: Option<&str>, chart: Chart) -> String 
             let q = figures(points, |p| p.queued);
             let mut s = match (&r, &q) {
                 (None, None) => format!("Running and queued requests{whose}: no data in the log."),
-                _ => format!("Requests{whose} over {} s:", short(span)),
+                _ => format!("Requests{whose} over {}:", when(span)),
             };
             if let Some(r) = r {
                 s += &format!(" running mean {}, peak {};", short(r.mean), short(r.max));
@@ -69,34 +78,36 @@ pub fn describe(data: &ChartData, source: Option<&str>, chart: Chart) -> String 
         Chart::KvUsage => {
             let mut s = match figures(points, |p| p.kv_usage.map(|v| v * 100.0)) {
                 Some(f) => format!(
-                    "KV cache usage{whose} over {} s: mean {:.0}%, peak {:.0}% at {} s.",
-                    short(span),
+                    "KV cache usage{whose} over {}: mean {:.0}%, peak {:.0}% at {}.",
+                    when(span),
                     f.mean,
                     f.max,
-                    short(f.max_at)
+                    when(f.max_at)
                 ),
                 None => format!("KV cache usage{whose}: no data in the log."),
             };
             let retractions: u64 = points.iter().map(|p| p.retractions as u64).sum();
             if retractions > 0 {
-                s += &format!(" {retractions} retraction(s) marked.");
+                let word = data.events_word();
+                let word = if retractions == 1 {
+                    word.trim_end_matches('s')
+                } else {
+                    &word
+                };
+                s += &format!(" {retractions} {word} counted in the bars.");
             }
             s
         }
         Chart::Prefill => match figures(points, |p| p.input_tok_s) {
             Some(f) => format!(
-                "Input (prefill) throughput{whose} over {} s: mean {} tokens/s, peak {} tokens/s at {} s.",
-                short(span), short(f.mean), short(f.max), short(f.max_at)
+                "Input (prefill) throughput{whose} over {}: mean {} tokens/s, peak {} tokens/s at {}.",
+                when(span), short(f.mean), short(f.max), when(f.max_at)
             ),
             None => format!("Input (prefill) throughput{whose}: no data in the log."),
         },
     };
     if let Some((s, e)) = data.steady_window_s {
-        out += &format!(
-            " Steady state from {} s to {} s is shaded.",
-            short(s),
-            short(e)
-        );
+        out += &format!(" Steady state from {} to {} is shaded.", when(s), when(e));
     }
     out
 }
