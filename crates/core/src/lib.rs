@@ -36,6 +36,13 @@ pub use input::pieces::PIECE_BYTES;
 pub use pipeline::read_ahead::{Prepared, ReadAhead};
 pub use pipeline::{analyze, Analyzer, Options};
 pub use render::charts;
+
+/// A what-if value as the flag that sets it on the report's server (`max_running=48` →
+/// `--max-running-requests 48`); `None` where no server flag sets it or the log lacks
+/// what the value follows from.
+pub fn setting_flag(r: &Report, parameter: &str, value: f64) -> Option<String> {
+    render::setting_flag(r, &engines::profile_for(r).levers, parameter, value)
+}
 pub use report::Report;
 
 /// Predicting the steady state after a change of settings (`--what-if`).

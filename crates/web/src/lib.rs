@@ -232,7 +232,7 @@ impl Session {
     /// `finish()`): `max_running`, 48 → `--max-running-requests 48`; empty where no
     /// server flag sets it (the client's concurrency) or the log cannot say.
     pub fn setting_flag(&self, parameter: &str, value: f64) -> Result<String, JsError> {
-        Ok(render::setting_flag(self.report()?, parameter, value).unwrap_or_default())
+        Ok(batchlens_core::setting_flag(self.report()?, parameter, value).unwrap_or_default())
     }
 
     /// Draws one chart (`throughput`, `concurrency`, `kv_usage`, `prefill`) on the canvas with this id.

@@ -81,6 +81,19 @@ pub fn choose(c: &Ctx, findings: &mut Vec<Finding>, levers: &[LeverGain]) {
         c.stat_lines < SHORT_LOG_LINES && c.model.as_ref().is_some_and(|m| !m.fitted);
     if c.stat_lines < SNAPSHOT_LINES || unidentified {
         fill(findings);
+        // Beside the rules' verdict, no finding whose lever buys nothing.
+        let lead = findings.first().map(|f| f.kind);
+        findings.retain(|f| {
+            Some(f.kind) == lead
+                || f.kind == Kind::KvRetraction
+                || lever_of(f.kind).is_none()
+                || f.predicted_gain.is_none_or(|g| g >= NO_GAIN)
+        });
+        if let Some(p) = findings.first_mut() {
+            if let Some(note) = cheap_note(p) {
+                p.headline.push_str(&note);
+            }
+        }
         return;
     }
     let best = &levers[0];

@@ -75,6 +75,9 @@ impl Analyzer {
         let previous = f.previous.take();
         let mut report = report_of(f, engine, input);
         let profile = crate::engines::profile_for(&report);
+        if report.engine != "unknown" {
+            report.events.eviction = profile.eviction.0.to_string();
+        }
         // A restart with other settings: the what-if model fitted on the run before
         // predicts the judged run, which measured it.
         report.restart_check = previous.and_then(|p| {

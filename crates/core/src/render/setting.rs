@@ -4,15 +4,15 @@
 //! (the client's concurrency, prefill's cost) or the log lacks what the flag's
 //! value follows from.
 
-use crate::model::profile::KvMemory;
+use crate::model::profile::{KvMemory, Levers};
 use crate::report::Report;
 
-/// The flag (with its value) that sets `parameter` to `value` on this report's server.
-pub fn setting_flag(r: &Report, parameter: &str, value: f64) -> Option<String> {
+/// The flag (with its value) that sets `parameter` to `value` on this report's server,
+/// whose engine's levers are `levers`.
+pub fn setting_flag(r: &Report, levers: &Levers, parameter: &str, value: f64) -> Option<String> {
     if !value.is_finite() || value <= 0.0 {
         return None;
     }
-    let levers = &crate::engines::profile(&r.engine).levers;
     match parameter {
         "max_running" => Some(format!("{} {}", levers.running_cap, value.round())),
         "schedule_conservativeness" => levers
@@ -63,26 +63,28 @@ mod tests {
         r
     }
 
+    const LEVERS: &Levers = &crate::engines::sglang::profile::PROFILE.levers;
+
     #[test]
     fn each_lever_is_the_engines_flag() {
         let r = sglang(0.8, 16.0, 16.0);
         assert_eq!(
-            setting_flag(&r, "max_running", 48.0).as_deref(),
+            setting_flag(&r, LEVERS, "max_running", 48.0).as_deref(),
             Some("--max-running-requests 48")
         );
         assert_eq!(
-            setting_flag(&r, "schedule_conservativeness", 0.5).as_deref(),
+            setting_flag(&r, LEVERS, "schedule_conservativeness", 0.5).as_deref(),
             Some("--schedule-conservativeness 0.50")
         );
         // An 80 GB GPU (16 GB left at 0.8): 8 GB more pool is 0.1 of it.
         assert_eq!(
-            setting_flag(&r, "kv_scale", 1.5).as_deref(),
+            setting_flag(&r, LEVERS, "kv_scale", 1.5).as_deref(),
             Some("--mem-fraction-static 0.90")
         );
         assert_eq!(
-            setting_flag(&r, "kv_scale", 2.0).as_deref(),
+            setting_flag(&r, LEVERS, "kv_scale", 2.0).as_deref(),
             Some("--kv-cache-dtype fp8_e4m3")
         );
-        assert_eq!(setting_flag(&r, "client_concurrency", 8.0), None);
+        assert_eq!(setting_flag(&r, LEVERS, "client_concurrency", 8.0), None);
     }
 }

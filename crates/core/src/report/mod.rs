@@ -268,6 +268,10 @@ pub struct EventSummary {
     pub clock_jumps: u64,
     /// The first events, in log order (bounded).
     pub first: Vec<crate::model::Event>,
+    /// What the engine calls evicting a running request (`retraction`, `preemption`,
+    /// `pause`), for labels.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub eviction: String,
 }
 
 /// Time-bucketed series of the combined (all ranks) timeline.

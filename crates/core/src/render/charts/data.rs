@@ -53,8 +53,8 @@ pub struct ChartData {
     pub kv_capacity_tokens: Option<f64>,
     /// `diagnosis.facts.steady_start_s .. steady_end_s`, shaded on every chart.
     pub steady_window_s: Option<(f64, f64)>,
-    /// The engine the report names: its word for an eviction labels the event bars.
-    pub engine: String,
+    /// The engine's word for an eviction (`retraction`, `preemption`), for the event bars.
+    pub eviction: String,
 }
 
 impl ChartData {
@@ -77,7 +77,7 @@ impl ChartData {
             max_running_requests: r.config.max_running_requests.map(|v| v as f64),
             kv_capacity_tokens: r.config.kv_capacity_tokens.map(|v| v as f64),
             steady_window_s: facts.and_then(|f| f.steady_start_s.zip(f.steady_end_s)),
-            engine: r.engine.clone(),
+            eviction: r.events.eviction.clone(),
         }
     }
 
@@ -91,7 +91,10 @@ impl ChartData {
 
     /// The engine's word for an eviction, plural: `retractions` (SGLang), `preemptions` (vLLM).
     pub fn events_word(&self) -> String {
-        format!("{}s", crate::engines::profile(&self.engine).eviction.0)
+        match self.eviction.as_str() {
+            "" => "retractions".to_string(),
+            w => format!("{w}s"),
+        }
     }
 
     pub fn source_names(&self) -> Vec<String> {
@@ -103,13 +106,19 @@ impl ChartData {
 #[derive(Debug, Default, Deserialize)]
 pub struct ReportView {
     #[serde(default)]
-    engine: String,
+    events: EventsView,
     #[serde(default)]
     timeline: TimelineView,
     #[serde(default)]
     config: ConfigView,
     #[serde(default)]
     diagnosis: Option<DiagnosisView>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct EventsView {
+    #[serde(default)]
+    eviction: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -166,7 +175,7 @@ impl From<ReportView> for ChartData {
             max_running_requests: v.config.max_running_requests,
             kv_capacity_tokens: v.config.kv_capacity_tokens,
             steady_window_s: facts.steady_start_s.zip(facts.steady_end_s),
-            engine: v.engine,
+            eviction: v.events.eviction,
         }
     }
 }

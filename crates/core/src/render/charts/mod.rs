@@ -733,7 +733,7 @@ mod tests {
         assert!(bars.iter().all(|b| b.2 == 30), "{bars:?}");
         let vllm = ChartData {
             points: pts.clone(),
-            engine: "vllm".into(),
+            eviction: "preemption".into(),
             bucket_seconds: 1.0,
             ..ChartData::default()
         };
