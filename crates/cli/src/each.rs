@@ -41,6 +41,7 @@ pub fn run(args: &DiagnoseArgs) -> Result<(), Failure> {
         engine: args.engine,
         client,
         run: args.run,
+        roofline: args.hardware.choice()?,
         ..Options::default()
     };
     let mut export = args.export.as_deref().map(Export::create).transpose()?;

@@ -6,6 +6,7 @@ mod client_input;
 mod each;
 mod export;
 mod follow;
+mod hardware_args;
 mod http;
 mod input;
 mod lease;
@@ -96,6 +97,8 @@ struct DiagnoseArgs {
     /// report per line (with --format jsonl); a file that fails gets an error line.
     #[arg(long)]
     each: bool,
+    #[command(flatten)]
+    hardware: hardware_args::HardwareArgs,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
@@ -169,6 +172,7 @@ fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
         engine: args.engine,
         client,
         run: args.run,
+        roofline: args.hardware.choice()?,
         ..Options::default()
     });
     let show_progress = !args.no_progress && std::io::stderr().is_terminal();

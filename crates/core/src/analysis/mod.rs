@@ -4,6 +4,7 @@
 pub mod cap;
 pub mod levers;
 pub mod reconcile;
+pub mod roofline;
 pub mod settings;
 pub mod whatif;
 pub mod window;

@@ -6,7 +6,9 @@
 
 use serde::Serialize;
 
+pub mod hardware;
 pub mod profile;
+pub mod shapes;
 pub mod stats;
 pub mod time;
 
@@ -183,6 +185,8 @@ pub enum ConfigItem {
     GpuMemoryUtilization(f64),
     AvailableGpuMemGb(f64),
     KvCacheDtype(String),
+    /// The weights' quantization (`--quantization`).
+    Quantization(String),
     KvCacheGb(f64),
     ScheduleConservativeness(f64),
     SchedulePolicy(String),

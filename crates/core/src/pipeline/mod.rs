@@ -5,6 +5,7 @@ mod finish;
 mod options;
 mod pieces;
 pub mod read_ahead;
+pub mod roofline;
 
 use options::engines_tried;
 pub use options::Options;

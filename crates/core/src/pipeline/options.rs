@@ -14,6 +14,8 @@ pub struct Options {
     pub client: Option<crate::report::ClientFigures>,
     /// Of several server runs (restarts), judge this one (1-based) instead of the last.
     pub run: Option<u32>,
+    /// The GPU and model (`--gpu`, `--model`): fills `report.roofline`.
+    pub roofline: super::roofline::RooflineChoice,
 }
 
 /// The engines whose parsers read each line, in order.

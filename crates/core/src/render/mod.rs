@@ -4,6 +4,7 @@ pub mod charts;
 mod markdown;
 mod problem;
 mod reconcile;
+pub mod roofline;
 mod text;
 mod what_if;
 

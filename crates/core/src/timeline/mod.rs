@@ -102,6 +102,10 @@ pub struct Timeline {
     /// the part of them spent prefilling.
     iteration_s: f64,
     prefill_s: f64,
+    /// Decode lines with a graph field, those without a graph, their smallest batch.
+    graph_lines: u64,
+    graph_off_lines: u64,
+    graph_off_min_running: Option<u32>,
     samples_since_start: bool,
     events: EventSummary,
     retracted_requests: u64,
@@ -528,6 +532,16 @@ impl Timeline {
                 self.events.preemptions += 1;
                 self.retracted_requests += p as u64;
                 self.series.add_retraction(rel, s.line);
+            }
+            if let Some(g) = s.graph {
+                self.graph_lines += 1;
+                if !g {
+                    self.graph_off_lines += 1;
+                    if let Some(n) = s.running {
+                        self.graph_off_min_running =
+                            Some(self.graph_off_min_running.map_or(n, |m| m.min(n)));
+                    }
+                }
             }
             let covered = gen_secs.map(|secs| phase::Covered {
                 secs,
