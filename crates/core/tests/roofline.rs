@@ -2,6 +2,9 @@
 //! shapes and the GPUs' datasheets, and against a simulated server whose decode
 //! step time is set from the bytes it reads at a given bandwidth.
 
+// The simulation check prints its figures (the library prints nothing).
+#![allow(clippy::disallowed_macros)]
+
 use batchlens_core::report::Roofline;
 use batchlens_core::{Analyzer, ModelChoice, Options, Report, RooflineChoice};
 use batchlens_sim::{simulate, LenDist, SimConfig};
