@@ -359,3 +359,48 @@ fn the_mbu_of_a_bandwidth_timed_simulation_is_recovered_within_5_percent() {
         );
     }
 }
+
+/// vLLM's `--enable-mfu-metrics` suffix (shape from docs/formats: `…, MFU: 160.6
+/// TF/s/GPU 106.9 GB/s/GPU`) is read beside the stats line's other fields, and
+/// the report shows batchlens' bandwidth against the engine's.
+#[test]
+fn the_engines_own_estimates_are_shown_beside_batchlens_figures() {
+    let mut log = String::from(
+        "INFO 11-30 11:59:00 [api_server.py:1] non-default args: {'model': 'meta-llama/Llama-3.1-8B-Instruct', 'max_num_seqs': 256}\n\
+         INFO 11-30 11:59:10 [kv_cache_utils.py:1] GPU KV cache size: 200,000 tokens\n",
+    );
+    for i in 0..30 {
+        let (m, sec) = (i * 10 / 60, i * 10 % 60);
+        log += &format!(
+            "(APIServer pid=7) INFO 11-30 12:{m:02}:{sec:02} [loggers.py:330] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 6400.0 tokens/s, Running: 64 reqs, Waiting: 0 reqs, GPU KV cache usage: 32.0%, Prefix cache hit rate: 0.0%, MFU: 160.6 TF/s/GPU 2000.0 GB/s/GPU\n"
+        );
+    }
+    let r = analyze(&log, choice("h100", None));
+    assert_eq!(r.input.damaged_stat_lines, 0);
+    let f = roof(&r);
+    let e = f.engine_reported.as_ref().expect("the engine's figures");
+    assert_eq!((e.hbm_gb_s, e.tflops), (Some(2000.0), Some(160.6)));
+    // batchlens: 100 steps/s × 23.40 GB = 2,340 GB/s, 1.17 × the engine's 2,000.
+    let ours = (LLAMA8_READ + 64_000.0 * 131_072.0) * 100.0 / 1e9;
+    assert!(
+        close(e.hbm_ratio.unwrap(), ours / 2000.0, 3e-3),
+        "{:?}",
+        e.hbm_ratio
+    );
+    assert!(
+        batchlens_core::render::text(&r, false).contains("The engine estimates 2.0 TB/s per GPU")
+    );
+
+    // SGLang 0.5.10's suffixes on decode and prefill lines.
+    let mut log = sglang_log("meta-llama/Llama-3.1-8B-Instruct", 1, 200_000, 64, 64_000, 6400.0, true)
+        .replace("#queue-req: 0\n", "#queue-req: 0, est. decode TFLOPS/s (per GPU): 95.5, est. read BW (GB/s per GPU): 2100.0, est. write BW (GB/s per GPU): 3.1\n");
+    log += "[2026-02-24 10:05:00 TP0] Prefill batch, #new-seq: 1, #new-token: 512, #cached-token: 0, token usage: 0.32, #running-req: 64, #queue-req: 0, input throughput (token/s): 9000.00, est. prefill TFLOPS/s (per GPU): 140.0\n";
+    let r = analyze(&log, choice("h100", None));
+    assert_eq!(r.input.damaged_stat_lines, 0);
+    let e = roof(&r).engine_reported.clone().unwrap();
+    assert_eq!(
+        (e.hbm_gb_s, e.tflops, e.prefill_tflops),
+        (Some(2100.0), Some(95.5), Some(140.0))
+    );
+    assert!(e.hbm_ratio.is_some());
+}

@@ -88,7 +88,7 @@ impl Timeline {
             graph_lines: self.graph_lines,
             graph_off_lines: self.graph_off_lines,
             graph_off_min_running: self.graph_off_min_running,
-            engine_estimates: Default::default(),
+            engine_estimates: self.engine_est,
         };
         let sources = self
             .sources

@@ -106,6 +106,8 @@ pub struct Timeline {
     graph_lines: u64,
     graph_off_lines: u64,
     graph_off_min_running: Option<u32>,
+    /// Sums and counts of the engine's own estimates (see `Sample::engine_est`).
+    engine_est: [(f64, u64); 3],
     samples_since_start: bool,
     events: EventSummary,
     retracted_requests: u64,
@@ -476,6 +478,12 @@ impl Timeline {
         }
         self.last_stat_t = Some(t);
 
+        for (acc, v) in self.engine_est.iter_mut().zip(s.engine_est) {
+            if v.is_finite() && v > 0.0 {
+                acc.0 += f64::from(v);
+                acc.1 += 1;
+            }
+        }
         let src = self.source_index(&s.source);
         let mut gen_secs = None;
         let mut prompt_tokens = 0.0;
