@@ -404,3 +404,43 @@ fn the_engines_own_estimates_are_shown_beside_batchlens_figures() {
     );
     assert!(e.hbm_ratio.is_some());
 }
+
+#[test]
+fn the_throughput_chart_draws_the_decode_ceiling_dashed() {
+    use batchlens_core::charts::{svg, Chart, ChartData, Theme};
+    let log = sglang_log(
+        "meta-llama/Llama-3.1-8B-Instruct",
+        1,
+        200_000,
+        192,
+        180_000,
+        8000.0,
+        true,
+    );
+    let with = analyze(&log, choice("h100", None));
+    let data = ChartData::from_report(&with);
+    let ceiling = roof(&with).decode_ceiling_tok_s.unwrap();
+    assert_eq!(data.decode_ceiling_tok_s, Some(ceiling));
+    // The page draws from the JSON: the same figure.
+    let json = serde_json::to_string(&with).unwrap();
+    let view: batchlens_core::charts::ReportView = serde_json::from_str(&json).unwrap();
+    assert_eq!(ChartData::from(view), data);
+    let s = svg(&data, None, Chart::Throughput, &Theme::light(), (800, 400)).unwrap();
+    assert!(
+        s.contains("decode ceiling at peak bandwidth (17k, 48% MBU)"),
+        "{s}"
+    );
+    let without = analyze(&log, RooflineChoice::default());
+    let s = svg(
+        &ChartData::from_report(&without),
+        None,
+        Chart::Throughput,
+        &Theme::light(),
+        (800, 400),
+    )
+    .unwrap();
+    assert!(!s.contains("decode ceiling"));
+    // The concurrency chart does not draw it.
+    let s = svg(&data, None, Chart::Concurrency, &Theme::light(), (800, 400)).unwrap();
+    assert!(!s.contains("decode ceiling"));
+}

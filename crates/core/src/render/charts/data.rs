@@ -53,6 +53,10 @@ pub struct ChartData {
     pub kv_capacity_tokens: Option<f64>,
     /// `diagnosis.facts.steady_start_s .. steady_end_s`, shaded on every chart.
     pub steady_window_s: Option<(f64, f64)>,
+    /// `roofline.decode_ceiling_tok_s` and `roofline.mbu`: the ceiling is drawn
+    /// dashed on the throughput chart, the MBU named in its legend.
+    pub decode_ceiling_tok_s: Option<f64>,
+    pub mbu: Option<f64>,
 }
 
 impl ChartData {
@@ -75,6 +79,8 @@ impl ChartData {
             max_running_requests: r.config.max_running_requests.map(|v| v as f64),
             kv_capacity_tokens: r.config.kv_capacity_tokens.map(|v| v as f64),
             steady_window_s: facts.and_then(|f| f.steady_start_s.zip(f.steady_end_s)),
+            decode_ceiling_tok_s: r.roofline.as_ref().and_then(|x| x.decode_ceiling_tok_s),
+            mbu: r.roofline.as_ref().and_then(|x| x.mbu),
         }
     }
 
@@ -100,6 +106,16 @@ pub struct ReportView {
     config: ConfigView,
     #[serde(default)]
     diagnosis: Option<DiagnosisView>,
+    #[serde(default)]
+    roofline: Option<RooflineView>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct RooflineView {
+    #[serde(default)]
+    decode_ceiling_tok_s: Option<f64>,
+    #[serde(default)]
+    mbu: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -156,6 +172,8 @@ impl From<ReportView> for ChartData {
             max_running_requests: v.config.max_running_requests,
             kv_capacity_tokens: v.config.kv_capacity_tokens,
             steady_window_s: facts.steady_start_s.zip(facts.steady_end_s),
+            decode_ceiling_tok_s: v.roofline.as_ref().and_then(|x| x.decode_ceiling_tok_s),
+            mbu: v.roofline.as_ref().and_then(|x| x.mbu),
         }
     }
 }
