@@ -1,6 +1,7 @@
 // The page: hands files to the worker, shows the report, draws the charts.
 // Log-derived text is only ever inserted with textContent, never as HTML.
 import init, { Charts } from './batchlens-web.js';
+import { initRoofline } from './roofline.js';
 
 const $ = (id) => document.getElementById(id);
 const CHARTS = ['throughput', 'concurrency', 'kv_usage', 'prefill'];
@@ -88,6 +89,9 @@ function onWorkerMessage(e) {
     show(m.json, m.markdown, null, m.problem);
   } else if (m.type === 'whatif') {
     showPrediction(m);
+  } else if (m.type === 'roofline') {
+    if (m.json) show(m.json, m.markdown, null, null);
+    state.roofline.shown(m);
   } else if (m.type === 'cancelled') {
     state.busy = false;
     $('progress-box').hidden = true;
@@ -457,6 +461,7 @@ async function main() {
   state.worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
   state.worker.onmessage = onWorkerMessage;
   state.worker.onerror = (e) => setStatus(`The reader stopped: ${e.message || 'unknown error'}`);
+  state.roofline = initRoofline((q) => state.worker.postMessage({ type: 'roofline', id: state.jobId, ...q }));
 
   const drop = $('drop');
   for (const ev of ['dragenter', 'dragover']) {

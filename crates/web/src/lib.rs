@@ -9,6 +9,7 @@
 mod canvas;
 mod input;
 mod measured;
+mod roofline;
 mod svg;
 
 use batchlens_core::charts::{self, Chart, ChartData, ReportView, Theme};

@@ -87,3 +87,14 @@ pub(crate) fn apply(r: &Report, choice: &RooflineChoice) -> Option<Roofline> {
         },
     ))
 }
+
+/// Sets (or clears) a finished report's roofline for another choice of GPU and
+/// model, and judges it again with it (the page asks after reading the log).
+pub fn set_roofline(r: &mut Report, choice: &RooflineChoice) -> Result<(), String> {
+    choice.check()?;
+    r.roofline = apply(r, choice);
+    if r.diagnosis.is_some() {
+        r.diagnosis = crate::diagnose::diagnose(r, crate::engines::profile(&r.engine));
+    }
+    Ok(())
+}
