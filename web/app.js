@@ -8,6 +8,7 @@
 import init, { Charts } from './batchlens-web.js';
 import { renderFaults } from './faults.js';
 import { setupFormats, takeFormatFiles, formatFile } from './formats.js';
+import { initRoofline } from './roofline.js';
 
 const $ = (id) => document.getElementById(id);
 const CHARTS = ['throughput', 'concurrency', 'kv_usage', 'prefill'];
@@ -178,6 +179,9 @@ function onWorkerMessage(e) {
     show(m.json, m.markdown, null, m.problem);
   } else if (m.type === 'whatif') {
     showPrediction(m);
+  } else if (m.type === 'roofline') {
+    if (m.json) show(m.json, m.markdown, null, null);
+    state.roofline.shown(m);
   } else if (m.type === 'cancelled') {
     stopped();
     setStatus(`Cancelled after ${fmtBytes(m.bytes)}.`);
@@ -1032,6 +1036,7 @@ async function main() {
   state.worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
   state.worker.onmessage = onWorkerMessage;
   state.worker.onerror = (e) => setStatus(`The reader stopped: ${e.message || 'unknown error'}`);
+  state.roofline = initRoofline((q) => state.worker.postMessage({ type: 'roofline', id: state.jobId, ...q }));
 
   setupFormats($('input'), rerun);
   wireDrop();

@@ -46,6 +46,17 @@ self.onmessage = (e) => {
       }
     } catch (err) { error = String(err && err.message || err); }
     postMessage({ type: 'whatif', id: m.id, seq: m.seq, json, text, error, flags });
+  } else if (m.type === 'roofline') {
+    let json = null;
+    let markdown = null;
+    let error = null;
+    try {
+      if (finished && finished.id === m.id) {
+        json = finished.session.roofline(m.gpu, m.model, m.config);
+        markdown = finished.session.markdown();
+      }
+    } catch (err) { error = String(err && err.message || err); }
+    postMessage({ type: 'roofline', id: m.id, json, markdown, error });
   } else if (m.type === 'read') {
     if (current) current.cancelled = true;
     const job = { id: m.id, cancelled: false };

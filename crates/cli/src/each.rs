@@ -44,6 +44,7 @@ pub fn run(args: &DiagnoseArgs) -> Result<(), Failure> {
         client,
         run: args.run,
         formats,
+        roofline: args.hardware.choice()?,
         ..Options::default()
     };
     let mut export = args.export.as_deref().map(Export::create).transpose()?;

@@ -8,6 +8,7 @@ mod each;
 mod export;
 mod follow;
 mod formats;
+mod hardware_args;
 mod http;
 mod input;
 mod mapping;
@@ -108,6 +109,8 @@ struct DiagnoseArgs {
     /// built-in one by name (llama.cpp, ollama, tgi); repeatable. See docs/formats.md.
     #[arg(long = "format-file", value_name = "FILE")]
     format_file: Vec<String>,
+    #[command(flatten)]
+    hardware: hardware_args::HardwareArgs,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
@@ -225,6 +228,7 @@ fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
         client,
         run: args.run,
         formats,
+        roofline: args.hardware.choice()?,
         ..Options::default()
     });
     let show_progress = !args.no_progress && std::io::stderr().is_terminal();

@@ -11,6 +11,7 @@ mod compare;
 mod formats;
 mod input;
 mod measured;
+mod roofline;
 mod svg;
 
 use batchlens_core::charts::{self, Chart, ChartData, Frame, ReportView, Theme, View};

@@ -6,6 +6,7 @@ pub mod compare;
 pub mod levers;
 pub mod ranks;
 pub mod reconcile;
+pub mod roofline;
 pub mod settings;
 pub mod whatif;
 pub mod window;

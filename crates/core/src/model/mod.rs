@@ -6,7 +6,9 @@
 
 use serde::Serialize;
 
+pub mod hardware;
 pub mod profile;
+pub mod shapes;
 pub mod stats;
 pub mod time;
 
@@ -127,6 +129,10 @@ pub struct Sample {
     pub prefix_hit: Option<f64>,
     /// Speculative decoding: mean tokens committed per verify step.
     pub accept_len: Option<f64>,
+    /// The engine's own estimates per GPU, where it prints them: HBM GB/s read,
+    /// TFLOPS (decode, or the interval's), prefill TFLOPS; 0 where not printed
+    /// or idle (f32 keeps a sample small: these are rare fields).
+    pub engine_est: [f32; 3],
     /// Whether the step replayed a captured (CUDA/NPU/CPU) graph.
     pub graph: Option<bool>,
     /// Requests retracted/preempted during the line's interval.
@@ -189,6 +195,8 @@ pub enum ConfigItem {
     GpuMemoryUtilization(f64),
     AvailableGpuMemGb(f64),
     KvCacheDtype(String),
+    /// The weights' quantization (`--quantization`).
+    Quantization(String),
     KvCacheGb(f64),
     ScheduleConservativeness(f64),
     SchedulePolicy(String),

@@ -98,6 +98,7 @@ impl Analyzer {
         if let Some(c) = &report.client {
             report.reconciliation = crate::analysis::reconcile::reconcile(&report, c);
         }
+        report.roofline = super::roofline::apply(&report, &self.opts.roofline);
         if !self.opts.no_diagnosis {
             report.diagnosis = crate::diagnose::diagnose(&report, profile);
         }
@@ -133,5 +134,6 @@ fn report_of(f: crate::timeline::Finished, engine: String, input: InputStats) ->
         reconciliation: None,
         client: None,
         requests: None,
+        roofline: None,
     }
 }

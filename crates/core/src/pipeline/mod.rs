@@ -6,6 +6,7 @@ mod options;
 mod pieces;
 mod ranges;
 pub mod read_ahead;
+pub mod roofline;
 
 use options::engines_tried;
 pub use options::Options;

@@ -17,6 +17,8 @@ pub struct Options {
     /// Line formats from format files (`--format-file`), tried on the lines no
     /// engine parser claims.
     pub formats: crate::engines::custom::Formats,
+    /// The GPU and model (`--gpu`, `--model`): fills `report.roofline`.
+    pub roofline: super::roofline::RooflineChoice,
 }
 
 /// The engines whose parsers read each line, in order.

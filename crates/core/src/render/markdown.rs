@@ -93,6 +93,20 @@ pub fn markdown(r: &Report) -> String {
             }
         }
     }
+    if let Some(rf) = &r.roofline {
+        let _ = writeln!(o, "### Roofline\n");
+        for line in super::roofline::lines(rf) {
+            match line.strip_prefix("- ") {
+                Some(item) => {
+                    let _ = writeln!(o, "- {}", esc(item));
+                }
+                None => {
+                    let _ = writeln!(o, "{}\n", esc(&line));
+                }
+            }
+        }
+        let _ = writeln!(o);
+    }
     let rows = summary_rows(r);
     if !rows.is_empty() {
         let _ = writeln!(

@@ -5,6 +5,7 @@ mod compare;
 mod markdown;
 mod problem;
 mod reconcile;
+pub mod roofline;
 mod setting;
 mod text;
 mod what_if;

@@ -94,6 +94,12 @@ pub fn text(r: &Report, color: bool) -> String {
             let _ = writeln!(o, "  {line}");
         }
     }
+    if let Some(rf) = &r.roofline {
+        let _ = writeln!(o, "\n{}", st.bold("Roofline"));
+        for line in super::roofline::lines(rf) {
+            let _ = writeln!(o, "  {line}");
+        }
+    }
     let rows = summary_rows(r);
     if !rows.is_empty() {
         let _ = writeln!(o, "\n{}", st.bold("Figures (all ranks combined)"));

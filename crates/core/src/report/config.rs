@@ -19,6 +19,9 @@ pub struct ServerConfig {
     /// GPU memory left after weights, KV pool and graphs (SGLang), GB.
     pub available_gpu_mem_gb: Option<f64>,
     pub kv_cache_dtype: Option<String>,
+    /// The weights' quantization as the server was told (`fp8`, `awq`, `mxfp4`), where stated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quantization: Option<String>,
     /// Size of the KV pool in GB, where printed.
     pub kv_cache_gb: Option<f64>,
     pub schedule_conservativeness: Option<f64>,

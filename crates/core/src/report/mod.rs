@@ -13,6 +13,7 @@ pub mod config;
 pub mod diagnosis;
 pub mod input;
 pub mod reconciliation;
+pub mod roofline;
 pub mod timeline;
 pub mod what_if;
 
@@ -28,6 +29,7 @@ pub use diagnosis::{
 };
 pub use input::{CustomFormat, FileFormat, OtherServer};
 pub use reconciliation::{Part, Reconciliation};
+pub use roofline::{EngineReported, Roofline, RooflineSource};
 pub use timeline::{Gap, Point};
 pub use what_if::{Baseline, Change, Prediction, RestartCheck, WhatIf};
 
@@ -85,6 +87,9 @@ pub struct Report {
     /// Per-request completions from SGLang `--log-requests` `Finish:` lines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requests: Option<RequestStats>,
+    /// Achieved HBM bandwidth and FLOPs against the GPU's peaks (`--gpu`, `--model`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub roofline: Option<Roofline>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -212,6 +217,18 @@ pub struct Summary {
     /// only where the log times each iteration (TensorRT-LLM).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefill_time_share: Option<f64>,
+    /// Decode lines that say whether their step replayed a captured graph, those
+    /// that say it did not, and the smallest batch among the latter.
+    #[serde(skip)]
+    pub graph_lines: u64,
+    #[serde(skip)]
+    pub graph_off_lines: u64,
+    #[serde(skip)]
+    pub graph_off_min_running: Option<u32>,
+    /// The engine's own per-GPU estimates: sums and counts of the lines that carry them
+    /// (decode GB/s, decode TFLOPS, prefill TFLOPS).
+    #[serde(skip)]
+    pub engine_estimates: [(f64, u64); 3],
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

@@ -22,6 +22,7 @@ impl ServerConfig {
                 GpuMemoryUtilization(v) => self.gpu_memory_utilization = Some(v),
                 AvailableGpuMemGb(v) => self.available_gpu_mem_gb = Some(v),
                 KvCacheDtype(v) => self.kv_cache_dtype = Some(v),
+                Quantization(v) => self.quantization = Some(v),
                 KvCacheGb(v) => self.kv_cache_gb = Some(v),
                 ScheduleConservativeness(v) => self.schedule_conservativeness = Some(v),
                 SchedulePolicy(v) => self.schedule_policy = Some(v),

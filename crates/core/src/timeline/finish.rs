@@ -90,6 +90,10 @@ impl Timeline {
             restarts: self.events.restarts,
             prefill_time_share: (self.iteration_s > 0.0)
                 .then(|| dec(self.prefill_s / self.iteration_s, 4)),
+            graph_lines: self.graph_lines,
+            graph_off_lines: self.graph_off_lines,
+            graph_off_min_running: self.graph_off_min_running,
+            engine_estimates: self.engine_est,
         };
         let sources = self
             .sources

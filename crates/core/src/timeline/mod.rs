@@ -104,6 +104,12 @@ pub struct Timeline {
     /// the part of them spent prefilling.
     iteration_s: f64,
     prefill_s: f64,
+    /// Decode lines with a graph field, those without a graph, their smallest batch.
+    graph_lines: u64,
+    graph_off_lines: u64,
+    graph_off_min_running: Option<u32>,
+    /// Sums and counts of the engine's own estimates (see `Sample::engine_est`).
+    engine_est: [(f64, u64); 3],
     samples_since_start: bool,
     events: EventSummary,
     retracted_requests: u64,
@@ -488,6 +494,12 @@ impl Timeline {
         }
         self.last_stat_t = Some(t);
 
+        for (acc, v) in self.engine_est.iter_mut().zip(s.engine_est) {
+            if v.is_finite() && v > 0.0 {
+                acc.0 += f64::from(v);
+                acc.1 += 1;
+            }
+        }
         let src = self.source_index(&s.source);
         let mut gen_secs = None;
         let mut prompt_tokens = 0.0;
@@ -544,6 +556,16 @@ impl Timeline {
                 self.events.preemptions += 1;
                 self.retracted_requests += p as u64;
                 self.series.add_retraction(rel, s.line);
+            }
+            if let Some(g) = s.graph {
+                self.graph_lines += 1;
+                if !g {
+                    self.graph_off_lines += 1;
+                    if let Some(n) = s.running {
+                        self.graph_off_min_running =
+                            Some(self.graph_off_min_running.map_or(n, |m| m.min(n)));
+                    }
+                }
             }
             let covered = gen_secs.map(|secs| phase::Covered {
                 secs,

@@ -19,6 +19,10 @@ pub(super) enum Slot {
     PrefixHit,
     Pending,
     AcceptLen,
+    /// `--enable-mfu-metrics`' estimates per GPU: decode read GB/s, decode TFLOPS, prefill TFLOPS.
+    EstReadBw,
+    EstDecodeTflops,
+    EstPrefillTflops,
     Graph,
     Preempted,
     /// A field we do not use: fine as long as it reads as a value.
@@ -39,6 +43,9 @@ fn slot(key: &[u8]) -> Slot {
         b"cache hit rate" | b"tree_cache_hit_rate" => Slot::PrefixHit,
         b"#pending-token" => Slot::Pending,
         b"accept len" => Slot::AcceptLen,
+        b"est. read BW (GB/s per GPU)" => Slot::EstReadBw,
+        b"est. decode TFLOPS/s (per GPU)" => Slot::EstDecodeTflops,
+        b"est. prefill TFLOPS/s (per GPU)" => Slot::EstPrefillTflops,
         b"cuda graph" | b"cpu graph" | b"npu graph" | b"musa graph" => Slot::Graph,
         b"#retracted-req" => Slot::Preempted,
         _ => Slot::Unused,
@@ -77,10 +84,28 @@ impl Slot {
         match self {
             Slot::Running | Slot::Queued | Slot::NewSeqs | Slot::Preempted => Kind::Count,
             Slot::KvTokens | Slot::PrefillTokens | Slot::Cached | Slot::Pending => Kind::Tokens,
-            Slot::Gen | Slot::Input | Slot::AcceptLen => Kind::Rate,
+            Slot::Gen
+            | Slot::Input
+            | Slot::AcceptLen
+            | Slot::EstReadBw
+            | Slot::EstDecodeTflops
+            | Slot::EstPrefillTflops => Kind::Rate,
             Slot::KvUsage | Slot::PrefixHit => Kind::Share,
             Slot::Graph => Kind::Flag,
             Slot::Unused => Kind::Unused,
+        }
+    }
+}
+
+impl Slot {
+    /// Which of `Sample::engine_est` an estimate slot fills.
+    #[inline]
+    pub(super) fn estimate(self) -> Option<usize> {
+        match self {
+            Slot::EstReadBw => Some(0),
+            Slot::EstDecodeTflops => Some(1),
+            Slot::EstPrefillTflops => Some(2),
+            _ => None,
         }
     }
 }
@@ -130,6 +155,9 @@ pub(super) fn store(s: &mut Sample, slot: Slot, v: Value) -> bool {
             *count_field(s, slot) = Some(n);
         }
         (Kind::Tokens, Value::Int(n)) => *tokens_field(s, slot) = Some(n),
+        (Kind::Rate, Value::Float(f)) if slot.estimate().is_some() => {
+            s.engine_est[slot.estimate().unwrap_or(0)] = f as f32
+        }
         (Kind::Rate | Kind::Share, Value::Float(f)) => *decimal_field(s, slot) = Some(f),
         (Kind::Flag, Value::Bool(b)) => s.graph = Some(b),
         _ => return false,
@@ -150,7 +178,12 @@ pub(super) fn apply_field(s: &mut Sample, key: &[u8], val: &[u8]) -> bool {
             uint(val).map(Value::Int)
         }
         Slot::KvUsage | Slot::PrefixHit => fraction_or_percent(val).map(Value::Float),
-        Slot::Gen | Slot::Input | Slot::AcceptLen => float(val).map(Value::Float),
+        Slot::Gen
+        | Slot::Input
+        | Slot::AcceptLen
+        | Slot::EstReadBw
+        | Slot::EstDecodeTflops
+        | Slot::EstPrefillTflops => float(val).map(Value::Float),
         Slot::Graph => boolean(val).map(Value::Bool),
         Slot::Unused => return is_value(val),
     };
@@ -494,7 +527,7 @@ mod tests {
     #[test]
     fn every_key_finds_its_field() {
         use Slot::*;
-        let keys: [(&[u8], Slot); 28] = [
+        let keys: [(&[u8], Slot); 31] = [
             (b"#running-req", Running),
             (b"#running_req", Running),
             (b"#queue-req", Queued),
@@ -515,6 +548,9 @@ mod tests {
             (b"tree_cache_hit_rate", PrefixHit),
             (b"#pending-token", Pending),
             (b"accept len", AcceptLen),
+            (b"est. read BW (GB/s per GPU)", EstReadBw),
+            (b"est. decode TFLOPS/s (per GPU)", EstDecodeTflops),
+            (b"est. prefill TFLOPS/s (per GPU)", EstPrefillTflops),
             (b"cuda graph", Graph),
             (b"cpu graph", Graph),
             (b"npu graph", Graph),

@@ -91,6 +91,10 @@ fn server_arg(k: &[u8], v: &[u8], items: &mut Vec<ConfigItem>) {
         b"dp_size" => items.extend(u().map(ConfigItem::DataParallel)),
         b"pp_size" => items.extend(u().map(ConfigItem::PipelineParallel)),
         b"kv_cache_dtype" => items.extend(s().map(ConfigItem::KvCacheDtype)),
+        b"quantization" => items.extend(
+            s().filter(|q| !q.is_empty() && q != "None")
+                .map(ConfigItem::Quantization),
+        ),
         b"enable_hierarchical_cache" => items.extend(b().map(ConfigItem::HierarchicalCache)),
         b"hicache_size" => items.extend(f().map(ConfigItem::HicacheSizeGb)),
         b"hicache_ratio" => items.extend(f().map(ConfigItem::HicacheRatio)),

@@ -53,6 +53,8 @@ enum Hole {
     Tokens(Slot),
     Rate(Slot),
     Share(Slot),
+    /// One of the engine's own estimates (`Sample::engine_est`).
+    Estimate(usize),
     Flag,
     Unused,
 }
@@ -62,7 +64,10 @@ impl Hole {
         match slot.kind() {
             Kind::Count => Hole::Count(slot),
             Kind::Tokens => Hole::Tokens(slot),
-            Kind::Rate => Hole::Rate(slot),
+            Kind::Rate => match slot.estimate() {
+                Some(e) => Hole::Estimate(e),
+                None => Hole::Rate(slot),
+            },
             Kind::Share => Hole::Share(slot),
             Kind::Flag => Hole::Flag,
             Kind::Unused => Hole::Unused,
@@ -91,6 +96,11 @@ impl Hole {
             Hole::Rate(slot) => {
                 let (v, end) = decimal_at(line, i, false)?;
                 *decimal_field(s, slot) = Some(v);
+                Some(end)
+            }
+            Hole::Estimate(e) => {
+                let (v, end) = decimal_at(line, i, false)?;
+                s.engine_est[e] = v as f32;
                 Some(end)
             }
             Hole::Share(slot) => {

@@ -148,6 +148,10 @@ impl VllmParser {
             b"gpu_memory_utilization" => items.extend(f().map(ConfigItem::GpuMemoryUtilization)),
             b"max_num_batched_tokens" => items.extend(u().map(ConfigItem::MaxBatchedTokens)),
             b"kv_cache_dtype" => items.extend(s().map(ConfigItem::KvCacheDtype)),
+            b"quantization" => items.extend(
+                s().filter(|q| !q.is_empty() && q != "None")
+                    .map(ConfigItem::Quantization),
+            ),
             b"enable_prefix_caching" => items.extend(b().map(ConfigItem::PrefixCaching)),
             b"tensor_parallel_size" => items.extend(u().map(ConfigItem::TensorParallel)),
             b"data_parallel_size" => items.extend(u().map(ConfigItem::DataParallel)),

@@ -223,6 +223,15 @@ fn read_body(body: &[u8], v1: bool, mut s: Sample) -> Body {
                     b"Prefix cache hit rate" if val == b"nan%" => true,
                     b"Prefix cache hit rate" => set!(prefix_hit, pct),
                     b"GPU KV cache usage" => set!(kv_usage, pct),
+                    // `--enable-mfu-metrics`: "160.6 TF/s/GPU 106.9 GB/s/GPU".
+                    b"MFU" => match mfu(val) {
+                        Some((tf, gb)) => {
+                            s.engine_est[1] = tf as f32;
+                            s.engine_est[0] = gb as f32;
+                            true
+                        }
+                        None => false,
+                    },
                     b"CPU KV cache usage" => {
                         // V0: swap space in host memory. V1 on a CPU backend: the pool.
                         saw_cpu_usage = true;
@@ -401,4 +410,13 @@ impl VllmParser {
             damaged: 1,
         })
     }
+}
+
+/// vLLM's `MFU:` value: TF/s and GB/s per GPU.
+fn mfu(v: &[u8]) -> Option<(f64, f64)> {
+    let mut w = v.split(|b| *b == b' ').filter(|x| !x.is_empty());
+    let tf = crate::text::fields::float(w.next()?)?;
+    (w.next()? == b"TF/s/GPU").then_some(())?;
+    let gb = crate::text::fields::float(w.next()?)?;
+    (w.next()? == b"GB/s/GPU").then_some((tf, gb))
 }

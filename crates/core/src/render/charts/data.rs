@@ -55,6 +55,10 @@ pub struct ChartData {
     pub steady_window_s: Option<(f64, f64)>,
     /// The engine's word for an eviction (`retraction`, `preemption`), for the event bars.
     pub eviction: String,
+    /// `roofline.decode_ceiling_tok_s` and `roofline.mbu`: the ceiling is drawn
+    /// dashed on the throughput chart, the MBU named in its legend.
+    pub decode_ceiling_tok_s: Option<f64>,
+    pub mbu: Option<f64>,
 }
 
 impl ChartData {
@@ -78,6 +82,8 @@ impl ChartData {
             kv_capacity_tokens: r.config.kv_capacity_tokens.map(|v| v as f64),
             steady_window_s: facts.and_then(|f| f.steady_start_s.zip(f.steady_end_s)),
             eviction: r.events.eviction.clone(),
+            decode_ceiling_tok_s: r.roofline.as_ref().and_then(|x| x.decode_ceiling_tok_s),
+            mbu: r.roofline.as_ref().and_then(|x| x.mbu),
         }
     }
 
@@ -113,6 +119,16 @@ pub struct ReportView {
     config: ConfigView,
     #[serde(default)]
     diagnosis: Option<DiagnosisView>,
+    #[serde(default)]
+    roofline: Option<RooflineView>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct RooflineView {
+    #[serde(default)]
+    decode_ceiling_tok_s: Option<f64>,
+    #[serde(default)]
+    mbu: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -176,6 +192,8 @@ impl From<ReportView> for ChartData {
             kv_capacity_tokens: v.config.kv_capacity_tokens,
             steady_window_s: facts.steady_start_s.zip(facts.steady_end_s),
             eviction: v.events.eviction,
+            decode_ceiling_tok_s: v.roofline.as_ref().and_then(|x| x.decode_ceiling_tok_s),
+            mbu: v.roofline.as_ref().and_then(|x| x.mbu),
         }
     }
 }

@@ -383,6 +383,18 @@ fn draw_inner<DB: DrawingBackend>(
     if let Some(c) = cap_on_chart {
         y_max = y_max.max(c);
     }
+    // The decode ceiling at peak bandwidth (combined series only), drawn dashed
+    // when near the data, like the cap.
+    let ceiling = match (chart, source) {
+        (Chart::Throughput, None) => data
+            .decode_ceiling_tok_s
+            .filter(|v| v.is_finite() && *v > 0.0),
+        _ => None,
+    };
+    let ceiling_on_chart = ceiling.filter(|&c| y_max > 0.0 && c <= y_max * 4.0);
+    if let Some(c) = ceiling_on_chart {
+        y_max = y_max.max(c);
+    }
     let y_top = match chart {
         Chart::KvUsage => 100.0,
         Chart::Concurrency if y_max > 0.0 => (y_max * 1.1).ceil().max(2.0),
@@ -421,6 +433,20 @@ fn draw_inner<DB: DrawingBackend>(
                 Mark::Line(alert),
             )),
             _ => {}
+        }
+        if let Some(c) = ceiling {
+            let mbu = data
+                .mbu
+                .map_or(String::new(), |m| format!(", {:.0}% MBU", m * 100.0));
+            let far = if ceiling_on_chart.is_some() {
+                ""
+            } else {
+                ", far above"
+            };
+            legend.push((
+                format!("decode ceiling at peak bandwidth ({}{mbu}{far})", short(c)),
+                Mark::Line(alert),
+            ));
         }
         if bar_max > 0 {
             legend.push((
@@ -526,6 +552,17 @@ fn draw_inner<DB: DrawingBackend>(
             [(t0, c), (t1, c)],
             alert.stroke_width(theme.px(1.0)),
         ))?;
+    }
+    if let Some(c) = ceiling_on_chart {
+        // Dashes: 60 along the width.
+        let dash = t_end / 120.0;
+        ctx.draw_series((0..60).map(|i| {
+            let x = i as f64 * 2.0 * dash;
+            PathElement::new(
+                vec![(x, c), ((x + dash).min(t_end), c)],
+                alert.stroke_width(theme.px(1.5)),
+            )
+        }))?;
     }
 
     let (xr, yr) = ctx.plotting_area().get_pixel_range();
