@@ -313,7 +313,13 @@ impl Model {
         }
 
         // Demand: what the client keeps in flight (running + waiting), unless changed.
-        let demand = clients.unwrap_or(self.running + self.queued);
+        // Unchanged, a client-bound server's few waiting requests are on their way in, not
+        // held back: what it runs is what the client keeps in flight.
+        let demand = clients.unwrap_or(if self.bound == Bound::Client {
+            self.running
+        } else {
+            self.running + self.queued
+        });
         // Supply from the KV pool.
         let mut kv_err = 0.0;
         let kv_limit = match self.bound {
@@ -411,9 +417,10 @@ impl Model {
                 let per_rank = self.running / self.ranks.max(1.0);
                 let fixed = decode * (1.0 - per_rank / (per_rank + PRIOR_N0));
                 let per_request = (self.a + b * self.running - fixed) / self.running.max(1.0);
-                n / ((fixed + per_request * n) * busy)
+                // It serves what arrives now, whatever the prior says.
+                (n / ((fixed + per_request * n) * busy)).max(self.gen_tok_s)
             };
-            if arrival < ceiling {
+            if arrival <= ceiling {
                 gen = arrival;
                 // The batch that generates it: n / (a + b·n) = gen.
                 running = if gen * b < 1.0 {
