@@ -116,9 +116,9 @@ impl ReadAhead {
     /// JSON record.
     ///
     /// Inlined, as is [`ReadAhead::line`]: returned through memory, a line's
-    /// reading was written field by field and read back whole by the caller,
-    /// a load the processor cannot forward from those stores (half of the
-    /// chunk loop's own time went to that one load).
+    /// reading would be written field by field and read back whole by the
+    /// caller, a load the processor cannot forward from those stores (the
+    /// largest single cost of the chunk loop when not inlined).
     #[inline(always)]
     pub(crate) fn read_line(
         &mut self,

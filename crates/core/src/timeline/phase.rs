@@ -62,7 +62,7 @@ pub(super) struct Phase {
 
 impl Phase {
     /// Inlined into its two callers, so `covered` stays in registers: built on
-    /// the stack field by field and read back whole, it was a load the
+    /// the stack field by field and read back whole, it would be a load the
     /// processor cannot forward from those stores.
     #[inline(always)]
     pub(super) fn add(

@@ -1,7 +1,6 @@
 //! Docker's json-file records, `{"log":"…","stream":"…","time":"…"}` with the
-//! keys in that order, read without a general JSON parser: serde_json takes
-//! ~280 ns a record, half the time of reading such a log (bench on a 148 MB
-//! Docker log of the bench's SGLang lines). Anything else — other keys or
+//! keys in that order, read without a general JSON parser: serde_json's time
+//! per record is about as long as reading the rest of such a log. Anything else — other keys or
 //! order, `\u` escapes, a control byte, bad UTF-8, spaces — returns `None`,
 //! and the general reader decides, so what is read here is exactly what it
 //! would read (checked against it in the tests below).
