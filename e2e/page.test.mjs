@@ -912,7 +912,7 @@ test('screenshots of the light, dark and phone layouts are written for review (e
   }
 });
 
-test('a log of more restarts than the report lists says how many runs it holds; another listed run is judged from the file given', async () => {
+test('a log of many restarts lists every run; another run is judged from the file given', async () => {
   const dir = path.join(ROOT, 'target', 'e2e');
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'crash-loop.log');
@@ -920,11 +920,11 @@ test('a log of more restarts than the report lists says how many runs it holds; 
   const head = readFileSync(path.join(ROOT, 'examples', 'sglang-client-limited.log'), 'utf8').split('\n').slice(0, 80).join('\n') + '\n';
   writeFileSync(file, head.repeat(70));
   const report = JSON.parse(cliJson(file));
-  assert.ok(report.runs.length < 70, `the report lists ${report.runs.length} runs`);
+  assert.equal(report.runs.length, 70, `the report lists ${report.runs.length} runs`);
   const { page, rec, context } = await openPage();
   await page.setInputFiles('#file', file);
   await waitForReport(page, 'crash-loop.log');
-  assert.match(await page.textContent('#run-note'), new RegExp(`${report.runs.length} of 70 runs listed`));
+  assert.equal(await page.locator('#run option').count(), 70);
   const other = report.runs[report.runs.length - 2].run;
   await page.selectOption('#run', String(other));
   await page.waitForFunction((n) => document.body.dataset.result === 'report' &&

@@ -927,8 +927,18 @@ function exportSvg(name) {
  * as one log, oldest first: by last modification (rotation keeps a file's time),
  * then by name.
  */
-export async function startFiles(list) {
-  const files = await takeFormatFiles([...(list || [])], rerun);
+export function startFiles(list) {
+  const all = [...(list || [])];
+  // Format files among them are read first (a file's text is a promise); a log alone
+  // starts at once.
+  if (all.some((f) => /\.(toml|json)$/i.test(f.name || ''))) {
+    takeFormatFiles(all, rerun).then(readFiles);
+  } else {
+    readFiles(all);
+  }
+}
+
+function readFiles(files) {
   if (files.length === 0) return;
   files.sort((a, b) => (a.lastModified - b.lastModified) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const name = files.length === 1 ? files[0].name : `${files.length} files (${files.map((f) => f.name).join(', ')})`;

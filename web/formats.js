@@ -88,7 +88,9 @@ function el(tag, props, ...kids) {
 export function setupFormats(container, onChange) {
   const text = el('textarea', { id: 'format-text', rows: 6, spellcheck: false, placeholder: '[[format]]\nname = "mygateway"\nregex = \'…(?P<running>\\d+)…\'' });
   const file = el('input', { type: 'file', id: 'format-file', accept: '.toml,.json' });
+  file.setAttribute('aria-label', 'Format file');
   const pick = el('select', { id: 'format-builtin' }, el('option', { value: '', textContent: 'Built-in…' }));
+  pick.setAttribute('aria-label', 'Built-in format');
   for (const n of builtin_formats().split(',')) pick.append(el('option', { value: n, textContent: n }));
   const keep = el('input', { type: 'checkbox', id: 'format-keep' });
   const apply = el('button', { type: 'button', id: 'format-apply', textContent: 'Use format file' });
