@@ -121,3 +121,26 @@ pub fn all_actions(r: &Report) -> impl Iterator<Item = &Action> {
         .flat_map(|d| d.findings.iter())
         .flat_map(|f| f.actions.iter())
 }
+
+/// The seed story (examples/sglang-kv-bound.json), shortened.
+pub fn story() -> batchlens_sim::SimConfig {
+    batchlens_sim::SimConfig {
+        seed: 7,
+        kv_capacity_tokens: 116_171,
+        concurrency: 150,
+        num_requests: 0,
+        duration_s: 900.0,
+        prompt_len: batchlens_sim::LenDist::Uniform { min: 300, max: 700 },
+        output_len: batchlens_sim::LenDist::LogNormal {
+            mean: 2250.0,
+            sigma: 0.5,
+            min: 200,
+            max: 4096,
+        },
+        max_new_tokens: 4096,
+        step_a: 0.032,
+        step_b: 0.000_35,
+        step_c: 1.2e-7,
+        ..batchlens_sim::SimConfig::default()
+    }
+}

@@ -10,9 +10,12 @@
     clippy::disallowed_macros
 )]
 
+mod common;
+
 use batchlens_core::whatif::{self, Change};
 use batchlens_core::{analyze, Options};
-use batchlens_sim::{simulate, LenDist, SimConfig, SimOutcome};
+use batchlens_sim::{simulate, SimConfig, SimOutcome};
+use common::story;
 
 fn run(cfg: &SimConfig) -> (String, SimOutcome) {
     let mut text = String::new();
@@ -30,29 +33,6 @@ struct Case {
     apply: fn(&mut SimConfig),
     /// Asserted within ±10 % (the others are printed: known limits of the model).
     strict: bool,
-}
-
-/// The seed story (examples/sglang-kv-bound.json), shortened.
-fn story() -> SimConfig {
-    SimConfig {
-        seed: 7,
-        kv_capacity_tokens: 116_171,
-        concurrency: 150,
-        num_requests: 0,
-        duration_s: 900.0,
-        prompt_len: LenDist::Uniform { min: 300, max: 700 },
-        output_len: LenDist::LogNormal {
-            mean: 2250.0,
-            sigma: 0.5,
-            min: 200,
-            max: 4096,
-        },
-        max_new_tokens: 4096,
-        step_a: 0.032,
-        step_b: 0.000_35,
-        step_c: 1.2e-7,
-        ..SimConfig::default()
-    }
 }
 
 fn preset(name: &str, duration: f64) -> SimConfig {
