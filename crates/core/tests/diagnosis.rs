@@ -1455,9 +1455,9 @@ fn a_run_pinned_at_its_cap_is_predicted_from_the_prior_not_from_its_drain() {
 
 #[test]
 fn prefill_stays_per_request_where_the_batch_cannot_be_fitted() {
-    // Long prompts, short outputs, pinned at a running cap: the prior alone split the
-    // step as if all of it were decode, and predicted +60 % for twice the cap on vLLM
-    // (the simulator: +18 %), +45 % on SGLang (+6 %). The prompt work moving from
+    // Long prompts, short outputs, pinned at a running cap: the prior alone would split
+    // the step as if all of it were decode and overpredict twice the cap (+60 % on vLLM
+    // where the simulator gains +18 %). The prompt work moving from
     // interval to interval measures prefill's part: vLLM's prompt throughput, SGLang's
     // prefill lines between a rank's decode lines, counted.
     for (engine, cap, concurrency, output) in
@@ -1633,8 +1633,8 @@ fn a_client_whose_own_action_buys_little_near_the_ceiling_is_saturation() {
 #[test]
 fn a_paste_of_dp_ranks_is_predicted_like_the_log_that_states_their_number() {
     // Each DP rank schedules its own batch. A paste of the ranks' stats lines, without
-    // the startup line that gives dp_size, was predicted as one batch four times as
-    // large (a third of the full log's gain for twice the concurrency).
+    // the startup line that gives dp_size, must not be read as one batch four times as
+    // large (which would predict a third of the full log's gain for twice the concurrency).
     let cfg = SimConfig {
         dp_size: 4,
         ..drawn(Engine::Sglang, 9, 500_000, 1024, 64, 512, 512)

@@ -1,4 +1,4 @@
-//! Faults no lever explains (issue 32): stalls, uneven ranks, the cost of evictions,
+//! Faults no lever explains: stalls, uneven ranks, the cost of evictions,
 //! and what the log could not support, on every fixture and on simulated runs.
 #![allow(
     clippy::disallowed_methods,

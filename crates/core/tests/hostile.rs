@@ -1,4 +1,4 @@
-//! Hostile input (issue 7): no panic, no hang, bounded memory on any bytes, and
+//! Hostile input: no panic, no hang, bounded memory on any bytes, and
 //! honest accounting — every physical line is counted once, garbage never
 //! becomes a stats line, and a damaged stats line is counted as damaged, never
 //! read as zeros. Small corpus in tests/fixtures/hostile/, big inputs generated here.
@@ -418,11 +418,9 @@ fn garbage_around_real_lines_does_not_change_what_they_say() {
     assert_eq!(r.summary, clean.summary);
 }
 
-/// Found by `cargo fuzz` (fuzz/fuzz_targets/parse.rs): a startup line cut inside a
-/// quoted key (`server_args=ServerArgs('model_path`, e.g. a log cut mid-line) makes
-/// `config::python_pairs` slice past the end (config.rs: the quoted-key branch sets
-/// `i = j + 1` past `n` when the closing quote is missing, then `&text[vs..ve]` has
-/// `vs > ve`). Fixed: the pair loop stops at an unterminated key.
+/// A startup line cut inside a quoted key (`server_args=ServerArgs('model_path`, a log
+/// cut mid-line; an input of `cargo fuzz`): the Python-repr reader (`text::python`)
+/// stops at the unterminated key instead of slicing past the end.
 #[test]
 fn fuzz_crash_unterminated_quoted_key_in_a_startup_line() {
     let r = assert_chunking_invariant(
@@ -435,10 +433,10 @@ fn fuzz_crash_unterminated_quoted_key_in_a_startup_line() {
     assert_accounted(&r, "fuzz crash input");
 }
 
-/// Found by `cargo fuzz`: an access line (` HTTP/1.`) that also holds a
-/// TensorRT-LLM stats record. Read ahead, the search ends at the access line
-/// (no engine reads stats from one); read on its own, TensorRT-LLM's parser,
-/// the last asked, took it as a record. Fixed: it turns access lines away too.
+/// An access line (` HTTP/1.`) that also holds a TensorRT-LLM stats record (an input of
+/// `cargo fuzz`): read ahead, the search ends at the access line (no engine reads stats
+/// from one), and read on its own TensorRT-LLM's parser, the last asked, turns access
+/// lines away too, so both readings agree.
 #[test]
 fn fuzz_access_line_holding_a_tensorrt_llm_record() {
     let r = assert_chunking_invariant(

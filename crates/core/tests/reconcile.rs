@@ -1,4 +1,4 @@
-//! Client versus server (issue 9): summary-block, JSON and request-line parsers,
+//! Client versus server: summary-block, JSON and request-line parsers,
 //! and the reconciliation against simulated runs with known ground truth.
 // Tests read the bundled fixture logs from disk and print tables (the library does neither).
 #![allow(
