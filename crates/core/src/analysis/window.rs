@@ -38,6 +38,14 @@ pub struct Window {
     /// The queue grows through the window (its last quarter's mean over twice its first
     /// quarter's, and by more than one request): more arrives than the server serves.
     pub queue_growing: bool,
+    /// Running requests and KV usage in the buckets where requests waited (at least
+    /// three): the batch the server holds when it has more than it admits. A client
+    /// that sends in bursts fills the server only then, so the window's means mix the
+    /// saturated batch with the lulls between bursts.
+    pub running_queued: Option<f64>,
+    pub kv_usage_queued: Option<f64>,
+    /// Generation rate in those buckets: what the server makes when it is full.
+    pub gen_tok_s_queued: Option<f64>,
 }
 
 impl Window {
@@ -198,7 +206,12 @@ pub fn steady(r: &Report) -> Window {
             last > 2.0 * first + 1.0
         }
     };
+    let waits = |p: &Point| p.queued.is_some_and(|q| q > 0.5);
+    let enough = w.iter().filter(|p| waits(p)).count() >= 3;
     Window {
+        running_queued: weighted_mean(w, |p| p.running.filter(|_| waits(p))).filter(|_| enough),
+        kv_usage_queued: weighted_mean(w, |p| p.kv_usage.filter(|_| waits(p))).filter(|_| enough),
+        gen_tok_s_queued: weighted_mean(w, |p| p.gen_tok_s.filter(|_| waits(p))).filter(|_| enough),
         start_s,
         end_s: end_s.min(r.span_seconds.max(end_s)),
         whole_run,

@@ -21,6 +21,13 @@ pub struct Model {
     pub kv_per_request: Option<f64>,
     /// Steady-state KV usage (0..1).
     pub kv_usage: Option<f64>,
+    /// The batch and KV usage the server holds when it has more than it admits: the
+    /// steady state's, or for a client that sends at its own pace, those of the moments
+    /// requests wait (its lulls say nothing of the limits).
+    pub saturated_running: f64,
+    pub saturated_kv_usage: Option<f64>,
+    /// Generation rate at that batch, measured (arrival-bound servers only).
+    pub saturated_gen_tok_s: Option<f64>,
     /// Decode step seconds = `a + b·running` at the steady-state KV tokens per request
     /// (`b` includes `c × kv_per_request` and prefill time per step per request).
     pub a: f64,
@@ -120,7 +127,16 @@ impl Model {
             && w.queue_share.unwrap_or(0.0) < 0.95
             && !w.queue_growing
             && w.queued_p50.unwrap_or(0.0) < 0.5 * running;
-        let at_cap = max_running.is_some_and(|m| running >= 0.93 * m || running >= m - 1.0);
+        let (saturated_running, saturated_kv_usage) = if arrival_bound {
+            (
+                w.running_queued.map_or(running, |s| s.max(running)),
+                w.kv_usage_queued.or(kv_usage),
+            )
+        } else {
+            (running, kv_usage)
+        };
+        let at_cap = max_running
+            .is_some_and(|m| saturated_running >= 0.93 * m || saturated_running >= m - 1.0);
         let bound = if !queue_bound {
             Bound::Client
         } else if at_cap {
@@ -206,6 +222,9 @@ impl Model {
             kv_capacity: cap,
             kv_per_request,
             kv_usage,
+            saturated_running,
+            saturated_kv_usage,
+            saturated_gen_tok_s: w.gen_tok_s_queued.filter(|_| arrival_bound),
             a: step.a,
             b: step.b,
             c: step.c,
@@ -327,13 +346,13 @@ impl Model {
                 // The pool is full now at capacity ÷ running per request: the usage share is
                 // held, the rest (SGLang) reserved, and the reservation scales with
                 // conservativeness.
-                let held = self.kv_usage.unwrap_or(0.85).clamp(0.05, 1.0);
+                let held = self.saturated_kv_usage.unwrap_or(0.85).clamp(0.05, 1.0);
                 let footprint = if self.reserves {
                     held + (1.0 - held) * cons_factor
                 } else {
                     1.0
                 };
-                let mut l = self.running * kv_scale / footprint.max(0.05);
+                let mut l = self.saturated_running * kv_scale / footprint.max(0.05);
                 // Never more than the pool can hold outright.
                 if let (Some(h), Some(k)) = (self.kv_per_request, self.kv_capacity) {
                     l = l.min(0.99 * k * kv_scale / h.max(1.0));
@@ -398,15 +417,16 @@ impl Model {
                 Some(c) if pace > 0.0 => self.gen_tok_s * c / pace,
                 _ => self.gen_tok_s,
             };
+            // What the server runs with requests always waiting, limits as changed.
+            let mut full = 16.0 * self.running.max(1.0);
+            if let Some(l) = kv_limit {
+                full = full.min(l);
+            }
+            if let Some(c) = cap {
+                full = full.min(c);
+            }
             let ceiling = {
-                // What the server runs with requests always waiting, limits as changed.
-                let mut n = 16.0 * self.running.max(1.0);
-                if let Some(l) = kv_limit {
-                    n = n.min(l);
-                }
-                if let Some(c) = cap {
-                    n = n.min(c);
-                }
+                let n = full;
                 // A server fed at the client's pace has its batch follow the arrivals, so
                 // the fit's split of the step between its fixed and per-request parts
                 // mixes the two; the memory-bound prior splits the decode part instead
@@ -417,14 +437,20 @@ impl Model {
                 let per_rank = self.running / self.ranks.max(1.0);
                 let fixed = decode * (1.0 - per_rank / (per_rank + PRIOR_N0));
                 let per_request = (self.a + b * self.running - fixed) / self.running.max(1.0);
+                let rate = |n: f64| n / ((fixed + per_request * n) * busy);
+                // Full, it made what the buckets with requests waiting show; the step
+                // model carries that to the batch the changed limits allow.
+                let measured = self
+                    .saturated_gen_tok_s
+                    .map_or(0.0, |g| g * rate(n) / rate(self.saturated_running.max(1.0)));
                 // It serves what arrives now, whatever the prior says.
-                (n / ((fixed + per_request * n) * busy)).max(self.gen_tok_s)
+                rate(n).max(measured).max(self.gen_tok_s)
             };
             if arrival <= ceiling {
                 gen = arrival;
                 // The batch that generates it: n / (a + b·n) = gen.
                 running = if gen * b < 1.0 {
-                    gen * self.a / (1.0 - gen * b)
+                    (gen * self.a / (1.0 - gen * b)).min(full)
                 } else {
                     running
                 };
