@@ -10,6 +10,7 @@ use crate::report::{Action, Finding, Kind};
 use crate::text::num::{count, num, pct};
 
 pub fn stalled(c: &Ctx, s: &Stall, confidence: f64) -> Finding {
+    let confidence = confidence.min(s.confidence);
     let lines = format!("lines {}–{}", s.first_line, s.last_line);
     let secs = num(s.seconds);
     let headline = match s.kind {
@@ -20,8 +21,9 @@ pub fn stalled(c: &Ctx, s: &Stall, confidence: f64) -> Finding {
             s.kv.map_or("not reported".to_string(), |k| format!("{} used", pct(k)))
         ),
         StallKind::Crawl => format!(
-            "The server is stalled: {} run at {} tok/s in total ({} tok/s each) for {secs} s with no prompt work logged ({lines}): no batch size explains that",
+            "The server is stalled: {} {} at {} tok/s in total ({} tok/s each) for {secs} s with no prompt work logged ({lines}): no batch size explains that",
             count(s.running, "request", "requests"),
+            if s.running < 1.5 { "runs" } else { "run" },
             num(s.gen_tok_s),
             num(if s.running > 0.0 { s.gen_tok_s / s.running } else { 0.0 })
         ),
@@ -33,10 +35,15 @@ pub fn stalled(c: &Ctx, s: &Stall, confidence: f64) -> Finding {
     let mut evidence = vec![ev(
         match s.kind {
             StallKind::Hang => format!(
-                "{} stats buckets in a row show running 0, waiting {} → {}, no tokens generated and no prompt prefilled: requests are accepted but the scheduler admits none",
+                "{} stats lines in a row show running 0, waiting {} → {} with the pool free, and nothing generated or prefilled between them: requests are accepted but the scheduler, which admits waiting requests at its next step while the pool has room, admits none{}",
                 s.points,
                 num(s.queued_first),
-                num(s.queued_last)
+                num(s.queued_last),
+                if s.to_end {
+                    "; the log ends there, still stalled"
+                } else {
+                    ""
+                }
             ),
             StallKind::Crawl => format!(
                 "{} stats buckets in a row show ~{} running at under {} tok/s per request with no prefill between them: a decode step would take over a second per request",
