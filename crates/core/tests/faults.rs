@@ -359,23 +359,80 @@ fn a_server_that_stops_stepping_is_stalled() {
     );
 }
 
-/// vLLM V1 logs a line with zero throughput, then (both rates zero) only at DEBUG:
-/// a stalled engine reads as one empty interval and a silence.
+/// vLLM V1 logs a line with zero throughput, then (both rates zero) only at DEBUG;
+/// V0 logs from inside the engine step, so nothing while it does not step: a stalled
+/// engine reads as a silence with the batch in flight.
 #[test]
 fn a_vllm_engine_that_stops_stepping_is_stalled() {
-    let mut cfg = steady();
-    cfg.engine = batchlens_sim::Engine::VllmV1;
-    cfg.stalls = vec![IdleGap {
-        start_s: 250.0,
-        end_s: 370.0,
-    }];
-    let (log, _) = run(&cfg);
-    let r = analyze(log.as_bytes());
-    assert!(kinds(&r).contains(&Kind::Stalled), "{:?}", kinds(&r));
-    cfg.stalls.clear();
-    let (log, _) = run(&cfg);
-    let r = analyze(log.as_bytes());
-    assert!(!kinds(&r).contains(&Kind::Stalled), "{:?}", kinds(&r));
+    for engine in [batchlens_sim::Engine::VllmV1, batchlens_sim::Engine::VllmV0] {
+        let mut cfg = steady();
+        cfg.engine = engine;
+        cfg.stalls = vec![IdleGap {
+            start_s: 250.0,
+            end_s: 370.0,
+        }];
+        let (log, _) = run(&cfg);
+        let r = analyze(log.as_bytes());
+        assert!(
+            kinds(&r).contains(&Kind::Stalled),
+            "{engine:?}: {:?}",
+            kinds(&r)
+        );
+        cfg.stalls.clear();
+        let (log, _) = run(&cfg);
+        let r = analyze(log.as_bytes());
+        assert!(
+            !kinds(&r).contains(&Kind::Stalled),
+            "{engine:?}: {:?}",
+            kinds(&r)
+        );
+    }
+}
+
+/// The scheduler goes on stepping for two minutes mid-run but admits nothing: the batch
+/// drains, the clients' requests wait, the pool empties. vLLM prints one idle line, then
+/// none until admission resumes.
+#[test]
+fn a_scheduler_that_admits_nothing_for_two_minutes_is_a_hang() {
+    for engine in [batchlens_sim::Engine::VllmV0, batchlens_sim::Engine::VllmV1] {
+        let mut cfg = steady();
+        cfg.engine = engine;
+        cfg.admission_stops = vec![IdleGap {
+            start_s: 250.0,
+            end_s: 370.0,
+        }];
+        let (log, _) = run(&cfg);
+        let r = analyze(log.as_bytes());
+        let d = diag(&r);
+        assert_eq!(d.primary.kind, Kind::Stalled, "{engine:?}: {:?}", kinds(&r));
+        let f = &d.primary;
+        assert!(
+            f.headline
+                .starts_with("The server is stalled: 48 waiting while nothing runs"),
+            "{engine:?}: {}",
+            f.headline
+        );
+        // The silence after the idle line: most of the two minutes.
+        let secs: f64 = f
+            .headline
+            .split(" for ")
+            .nth(1)
+            .and_then(|x| x.split(' ').next())
+            .and_then(|x| x.parse().ok())
+            .unwrap();
+        assert!((90.0..=125.0).contains(&secs), "{engine:?}: {}", f.headline);
+        assert!(f.confidence >= 0.95);
+        assert!(f.actions.iter().all(|a| a.predicted.is_none()));
+        // The same run without the stop: no stall.
+        cfg.admission_stops.clear();
+        let (log, _) = run(&cfg);
+        let r = analyze(log.as_bytes());
+        assert!(
+            !kinds(&r).contains(&Kind::Stalled),
+            "{engine:?}: {:?}",
+            kinds(&r)
+        );
+    }
 }
 
 #[test]

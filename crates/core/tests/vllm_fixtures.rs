@@ -52,7 +52,11 @@ const COUNTS: &[(&str, u64, u64)] = &[
     ("vllm_38_ascend-engine001-deferred-external-prefix", 2, 0),
     ("vllm_39_v0-hang-pending-rising-nothing-runs", 3, 0),
     ("vllm_40_v0-crawl-two-requests-0.4-tok-s", 4, 0),
-    ("vllm_41_v1-debug-one-request-zero-tokens-health-checks", 4, 0),
+    (
+        "vllm_41_v1-debug-one-request-zero-tokens-health-checks",
+        4,
+        0,
+    ),
     ("vllm_42_v1-dp8-two-engines-both-kv-full-queued", 2, 0),
 ];
 

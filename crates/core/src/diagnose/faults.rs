@@ -195,6 +195,11 @@ fn hang(pts: &[Point]) -> Option<Stall> {
 /// A silence with a batch in flight before and after: the requests running before it
 /// did not finish during it. An idle gap follows a drain (the batch already small
 /// against the steady one) or starts over from a fresh batch.
+///
+/// Or a silence after a line that shows requests waiting, nothing running, the pool
+/// free and nothing done in its interval: vLLM prints a stats line whenever anything
+/// was generated or prefilled (an idle one only once, at INFO), so none of the waiting
+/// requests was admitted for the whole silence. After a drain nothing waits.
 fn silence(c: &Ctx) -> Option<Stall> {
     let pts = &c.r.timeline.points;
     let steady = c.w.running.unwrap_or(0.0);
@@ -207,9 +212,26 @@ fn silence(c: &Ctx) -> Option<Stall> {
             let after = pts
                 .iter()
                 .find(|p| p.t_s >= g.start_s + g.seconds * 0.999)?;
+            if held(before) && quiet(before) {
+                let q = before.queued.unwrap_or(0.0);
+                return Some(Stall {
+                    kind: StallKind::Hang,
+                    seconds: g.seconds,
+                    points: 0,
+                    first_line: before.line,
+                    last_line: g.line,
+                    running: 0.0,
+                    queued_first: q,
+                    queued_last: q,
+                    kv: before.kv_usage,
+                    gen_tok_s: 0.0,
+                    to_end: false,
+                    confidence: SUSTAINED_CONFIDENCE,
+                });
+            }
             let (rb, ra) = (before.running?, after.running?);
-            let held = rb >= 2.0_f64.max(0.5 * steady) && ra >= 0.5 * rb;
-            held.then(|| Stall {
+            let batch_held = rb >= 2.0_f64.max(0.5 * steady) && ra >= 0.5 * rb;
+            batch_held.then(|| Stall {
                 kind: StallKind::Silence,
                 seconds: g.seconds,
                 points: 0,

@@ -15,9 +15,13 @@ pub fn stalled(c: &Ctx, s: &Stall, confidence: f64) -> Finding {
     let secs = num(s.seconds);
     let headline = match s.kind {
         StallKind::Hang => format!(
-            "The server is stalled: {} waiting (from {}) while nothing runs and nothing is generated for {secs} s ({lines}), with the KV pool {}",
+            "The server is stalled: {} waiting{} while nothing runs and nothing is generated for {secs} s ({lines}), with the KV pool {}",
             num(s.queued_last),
-            num(s.queued_first),
+            if s.queued_first != s.queued_last {
+                format!(" (from {})", num(s.queued_first))
+            } else {
+                String::new()
+            },
             s.kv.map_or("not reported".to_string(), |k| format!("{} used", pct(k)))
         ),
         StallKind::Crawl => format!(
@@ -34,6 +38,11 @@ pub fn stalled(c: &Ctx, s: &Stall, confidence: f64) -> Finding {
     };
     let mut evidence = vec![ev(
         match s.kind {
+            StallKind::Hang if s.points == 0 => format!(
+                "Line {} shows running 0 and {} waiting with the pool free and nothing done in its interval, then no stats line for {secs} s: the engine prints one whenever it generates or prefills anything, so none of the waiting requests was admitted",
+                s.first_line,
+                num(s.queued_first)
+            ),
             StallKind::Hang => format!(
                 "{} stats lines in a row show running 0, waiting {} → {} with the pool free, and nothing generated or prefilled between them: requests are accepted but the scheduler, which admits waiting requests at its next step while the pool has room, admits none{}",
                 s.points,
