@@ -46,6 +46,8 @@ fn new_kinds_and_facts_appear_only_where_they_belong() {
         "vllm_40_v0-crawl-two-requests-0.4-tok-s",
         "vllm_41_v1-debug-one-request-zero-tokens-health-checks",
     ];
+    // Not vllm_43 (intel/llm-scaler#391), reported as a hang: its one request decodes at
+    // 5.4 tok/s with most of the pool, while 14 wait for room.
     // DP ranks running 6, 8 and 11 with nothing waiting (sgl-project/sglang PR #17392):
     // uneven, not binding. Not vllm_42 (vllm-project/vllm#36748): its two engines run 51
     // and 31 but both queue behind a full pool, so neither has room to take the other's.

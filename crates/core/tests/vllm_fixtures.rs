@@ -58,6 +58,11 @@ const COUNTS: &[(&str, u64, u64)] = &[
         0,
     ),
     ("vllm_42_v1-dp8-two-engines-both-kv-full-queued", 2, 0),
+    (
+        "vllm_43_v1-xpu-reported-hang-one-running-14-waiting-kv77",
+        3,
+        0,
+    ),
 ];
 
 fn report(name: &str) -> batchlens_core::Report {
