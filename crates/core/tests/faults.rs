@@ -53,6 +53,22 @@ fn new_kinds_and_facts_appear_only_where_they_belong() {
     // and 31 but both queue behind a full pool, so neither has room to take the other's.
     let uneven = ["sglang_41_dp-tp-ep-pd-decode-rank-imbalance-uvicorn"];
     let mut seen_multi_rank = 0;
+    // Evictions counted with stats lines that say what a running request holds: SGLang's
+    // old `#retracted_reqs` wording (sgl-project/sglang#2746), vLLM V0 preemption warnings
+    // and V1's `Preemptions:` field, TensorRT-LLM's paused requests. A share of prefill
+    // work only where the prefill the log measures holds that estimate: not in sglang_23
+    // (no prefill line), nor in the V0 excerpt, whose cumulative counter (100) started
+    // long before its few lines' prompt work.
+    let recomputed = [
+        "sglang_23_deepseek-v3-kv-full-decode-oom-retract",
+        "synthetic_v0-preemption-warnings-interleaved-startup-no-dot",
+        "synthetic_v1-033-dp2-preemptions-startup-ansi",
+        "synthetic_triton-max-utilization-pauses",
+    ];
+    let shared = [
+        "synthetic_v1-033-dp2-preemptions-startup-ansi",
+        "synthetic_triton-max-utilization-pauses",
+    ];
     let mut seen_share = 0;
     for (name, r) in every_fixture() {
         let k = kinds(&r);
@@ -75,6 +91,18 @@ fn new_kinds_and_facts_appear_only_where_they_belong() {
             evicted && d.facts.kv_tokens_per_request.is_some(),
             "{name}: recomputed_tokens {:?}",
             d.facts.recomputed_tokens
+        );
+        assert_eq!(
+            d.facts.recomputed_tokens.is_some(),
+            recomputed.contains(&name.as_str()),
+            "{name}: recomputed_tokens {:?}",
+            d.facts.recomputed_tokens
+        );
+        assert_eq!(
+            d.facts.recompute_token_share.is_some(),
+            shared.contains(&name.as_str()),
+            "{name}: recompute_token_share {:?}",
+            d.facts.recompute_token_share
         );
         if let Some(sh) = d.facts.recompute_token_share {
             assert!(sh > 0.0 && sh < 1.0, "{name}: share {sh}");
