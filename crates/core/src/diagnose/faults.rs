@@ -9,7 +9,8 @@ use crate::report::Point;
 /// What the stretch shows.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum StallKind {
-    /// Requests wait, none runs, the pool has room, nothing is prefilled.
+    /// Requests wait, none runs, the pool has room, nothing is prefilled: over
+    /// consecutive stats lines, or a silence after one.
     Hang,
     /// Requests run at under [`CRAWL_TOK_S`] each with no prompt work logged.
     Crawl,
@@ -22,7 +23,7 @@ pub enum StallKind {
 pub struct Stall {
     pub kind: StallKind,
     pub seconds: f64,
-    /// Buckets of the stretch (0 for a silence).
+    /// Buckets of the stretch (0 for a silence, a hang read from one included).
     pub points: usize,
     pub first_line: u64,
     pub last_line: u64,
