@@ -170,7 +170,7 @@ fn by_name(n: &str) -> Report {
 
 /// The hang: vLLM V0 with pending 0 → 12 → 22 while nothing runs, the pool empty and
 /// nothing generated in the last interval; the paste ends there (vllm-project/vllm
-/// PR #8378). It once read `prefill_heavy`.
+/// PR #8378): no lever explains it, so it reads neither `prefill_heavy` nor any other.
 #[test]
 fn pending_rising_while_nothing_runs_is_a_hang() {
     let name = "vllm/vllm_39_v0-hang-pending-rising-nothing-runs.log";
