@@ -1,11 +1,13 @@
-// The page's view of the faults (web/faults.js), on the reviewed fixture reports: no
-// browser needed, the view is plain data.
-import { test } from 'node:test';
+// The page's view of the faults (web/faults.js), on the reviewed fixture reports (the view
+// is plain data), then the page itself in headless Chromium.
+import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { faultsView } from '../web/faults.js';
+import { serve, launchChromium } from './serve.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SNAPS = path.join(ROOT, 'crates', 'core', 'tests', 'snapshots');
@@ -47,4 +49,107 @@ test('every fixture report gives a sane view', () => {
     }
     for (const x of v.notAssessed) assert.ok(x.why.length > 0, name);
   }
+});
+
+// The same on the built page (dist/) in headless Chromium: a log dropped on the page shows
+// the per-rank table and chart, and a hang's stalled verdict, as the CLI reports them.
+describe('the faults on the page, in Chromium', () => {
+  const DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), process.env.DIST || '../dist');
+  const FIX = path.join(ROOT, 'tests', 'fixtures');
+  const RANKS = path.join(FIX, 'sglang', 'sglang_41_dp-tp-ep-pd-decode-rank-imbalance-uvicorn.log');
+  const HANG = path.join(FIX, 'vllm', 'vllm_39_v0-hang-pending-rising-nothing-runs.log');
+  let server;
+  let origin;
+  let browser;
+
+  function cliJson(file) {
+    const bin = [
+      process.env.BATCHLENS_BIN,
+      path.join(ROOT, 'target', 'debug', 'batchlens'),
+      path.join(ROOT, 'target', 'release', 'batchlens'),
+    ].filter(Boolean).find((p) => existsSync(p));
+    assert.ok(bin, 'the batchlens CLI is not built');
+    return JSON.parse(execFileSync(bin, ['diagnose', file, '--format', 'json'], { encoding: 'utf8' }));
+  }
+
+  before(async () => {
+    assert.ok(existsSync(path.join(DIST, 'index.html')), `no ${DIST}/index.html: run trunk build --release first`);
+    ({ proc: server, origin } = await serve(DIST));
+    browser = await launchChromium();
+  });
+
+  after(async () => {
+    if (browser) await browser.close();
+    if (server) server.kill();
+  });
+
+  /** Opens the page, drops `file` on it and waits for its report; the page and its errors. */
+  async function dropped(file) {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    const errors = [];
+    const requests = [];
+    let loaded = false;
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    page.on('pageerror', (e) => errors.push(String(e)));
+    page.on('request', (r) => { if (loaded) requests.push(r.url()); });
+    await page.goto(`${origin}/index.html`);
+    await page.waitForSelector('body[data-ready="1"]', { timeout: 20000 });
+    loaded = true;
+    const name = path.basename(file);
+    const dt = await page.evaluateHandle(([n, text]) => {
+      const d = new DataTransfer();
+      d.items.add(new File([text], n, { type: 'text/plain' }));
+      return d;
+    }, [name, readFileSync(file, 'utf8')]);
+    await page.dispatchEvent('#drop', 'drop', { dataTransfer: dt });
+    await page.waitForFunction((n) => document.getElementById('status').textContent.startsWith(`Read ${n}`)
+      && document.body.dataset.result, name, { timeout: 20000 });
+    return { page, context, errors, requests };
+  }
+
+  test('DP ranks: a row and a bar per rank, the imbalance finding, from the dropped log', async () => {
+    const report = cliJson(RANKS);
+    const ranks = report.diagnosis.facts.ranks;
+    assert.equal(ranks.length, 3);
+    const { page, context, errors, requests } = await dropped(RANKS);
+    await page.waitForSelector('#faults-box table.ranks');
+    const rows = await page.$$eval('#faults-box table.ranks tr', (trs) =>
+      trs.map((tr) => [...tr.children].map((c) => c.textContent)));
+    assert.deepEqual(rows[0], ['rank', 'running', 'waiting', 'KV', 'tok/s', 'balanced tok/s']);
+    assert.deepEqual(rows.slice(1).map((r) => r[0]), ranks.map((r) => r.source));
+    assert.deepEqual(rows.slice(1).map((r) => Number(r[1])), ranks.map((r) => r.running_requests));
+    // The chart: a label and a running and a waiting bar per rank; the widest rank fills it.
+    const bars = await page.$$eval('#faults-box svg.rank-chart rect', (rs) =>
+      rs.map((r) => ({ w: Number(r.getAttribute('width')), t: r.querySelector('title').textContent })));
+    assert.equal(bars.length, 2 * ranks.length);
+    const labels = await page.$$eval('#faults-box svg.rank-chart text', (ts) => ts.map((t) => t.textContent));
+    assert.deepEqual(labels, ranks.map((r) => r.source));
+    const running = bars.filter((b) => b.t.endsWith(': running')).map((b) => b.w);
+    const heavy = ranks.findIndex((r) => r.running_requests === Math.max(...ranks.map((x) => x.running_requests)));
+    assert.ok(Math.abs(running[heavy] - 420) < 1e-6, `${running}`);
+    assert.ok(running.every((w, i) => i === heavy || (w > 0 && w < 420)), `${running}`);
+    const finding = report.diagnosis.findings.find((f) => f.kind === 'rank_imbalance');
+    assert.ok(finding);
+    assert.equal(await page.textContent('#faults-box p'), finding.headline);
+    assert.deepEqual(requests, []);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test('a hang: the stalled verdict and its headline, no per-rank table for one engine', async () => {
+    const report = cliJson(HANG);
+    assert.equal(report.diagnosis.primary.kind, 'stalled');
+    const { page, context, errors } = await dropped(HANG);
+    assert.equal(await page.textContent('#kind'), 'stalled');
+    const headline = await page.textContent('#headline');
+    assert.equal(headline, report.diagnosis.primary.headline);
+    assert.match(headline, /^The server is stalled: 22 waiting \(from 12\) while nothing runs/);
+    assert.equal(await page.$('#faults-box table.ranks'), null);
+    // What the log could not support is listed with it.
+    const checks = await page.$$eval('#faults-box li strong', (s) => s.map((x) => x.textContent));
+    assert.deepEqual(checks, report.diagnosis.not_assessed.map((x) => x.check));
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
 });

@@ -37,11 +37,38 @@ fn kinds(r: &Report) -> Vec<Kind> {
 #[test]
 fn new_kinds_and_facts_appear_only_where_they_belong() {
     // A vLLM V0 server logged at DEBUG: one request runs for 30 s with nothing generated
-    // and nothing prefilled (vllm-project/vllm#25677).
-    let stalled = ["vllm_14_v0-debug-level-stuck-prefill-metrics-scrape"];
+    // and nothing prefilled (vllm-project/vllm#25677); the same on V1 at DEBUG
+    // (vllm-project/vllm#17972); two requests at 0.4 tok/s in total (vllm-project/vllm#15018);
+    // pending 0 → 12 → 22 while nothing runs and the pool is empty (vllm-project/vllm PR #8378).
+    let stalled = [
+        "vllm_14_v0-debug-level-stuck-prefill-metrics-scrape",
+        "vllm_39_v0-hang-pending-rising-nothing-runs",
+        "vllm_40_v0-crawl-two-requests-0.4-tok-s",
+        "vllm_41_v1-debug-one-request-zero-tokens-health-checks",
+    ];
+    // Not vllm_43 (intel/llm-scaler#391), reported as a hang: its one request decodes at
+    // 5.4 tok/s with most of the pool, while 14 wait for room.
     // DP ranks running 6, 8 and 11 with nothing waiting (sgl-project/sglang PR #17392):
-    // uneven, not binding.
+    // uneven, not binding. Not vllm_42 (vllm-project/vllm#36748): its two engines run 51
+    // and 31 but both queue behind a full pool, so neither has room to take the other's.
     let uneven = ["sglang_41_dp-tp-ep-pd-decode-rank-imbalance-uvicorn"];
+    let mut seen_multi_rank = 0;
+    // Evictions counted with stats lines that say what a running request holds: SGLang's
+    // old `#retracted_reqs` wording (sgl-project/sglang#2746), vLLM V0 preemption warnings
+    // and V1's `Preemptions:` field, TensorRT-LLM's paused requests. A share of prefill
+    // work only where the prefill the log measures holds that estimate: not in sglang_23
+    // (no prefill line), nor in the V0 excerpt, whose cumulative counter (100) started
+    // long before its few lines' prompt work.
+    let recomputed = [
+        "sglang_23_deepseek-v3-kv-full-decode-oom-retract",
+        "synthetic_v0-preemption-warnings-interleaved-startup-no-dot",
+        "synthetic_v1-033-dp2-preemptions-startup-ansi",
+        "synthetic_triton-max-utilization-pauses",
+    ];
+    let shared = [
+        "synthetic_v1-033-dp2-preemptions-startup-ansi",
+        "synthetic_triton-max-utilization-pauses",
+    ];
     let mut seen_share = 0;
     for (name, r) in every_fixture() {
         let k = kinds(&r);
@@ -65,6 +92,18 @@ fn new_kinds_and_facts_appear_only_where_they_belong() {
             "{name}: recomputed_tokens {:?}",
             d.facts.recomputed_tokens
         );
+        assert_eq!(
+            d.facts.recomputed_tokens.is_some(),
+            recomputed.contains(&name.as_str()),
+            "{name}: recomputed_tokens {:?}",
+            d.facts.recomputed_tokens
+        );
+        assert_eq!(
+            d.facts.recompute_token_share.is_some(),
+            shared.contains(&name.as_str()),
+            "{name}: recompute_token_share {:?}",
+            d.facts.recompute_token_share
+        );
         if let Some(sh) = d.facts.recompute_token_share {
             assert!(sh > 0.0 && sh < 1.0, "{name}: share {sh}");
             seen_share += 1;
@@ -81,6 +120,26 @@ fn new_kinds_and_facts_appear_only_where_they_belong() {
                 f.evidence
             );
         }
+        // A stall is the verdict alone, and leads.
+        if k.contains(&Kind::Stalled) {
+            assert_eq!(k, vec![Kind::Stalled], "{name}");
+        }
+        // The non-binding imbalance says nothing waits: only where nothing does.
+        for f in d.findings.iter().filter(|f| f.kind == Kind::RankImbalance) {
+            if f.headline.contains("nothing waits") {
+                assert!(
+                    d.facts
+                        .ranks
+                        .iter()
+                        .all(|x| x.queued_requests.unwrap_or(0.0) < 1.0),
+                    "{name}: {}",
+                    f.headline
+                );
+            }
+        }
+        if r.timeline.per_source.len() >= 2 {
+            seen_multi_rank += 1;
+        }
         // Per-rank figures only where the log prints several ranks.
         assert_eq!(
             d.facts.ranks.len(),
@@ -94,6 +153,140 @@ fn new_kinds_and_facts_appear_only_where_they_belong() {
     }
     // vLLM V1 DP preemptions with counts, TensorRT-LLM's paused requests.
     assert!(seen_share >= 2, "recompute share on {seen_share} fixtures");
+    // sglang_16, _17, _40, _41, the synthetic vLLM DP2 and vllm_42 print several ranks.
+    assert!(
+        seen_multi_rank >= 5,
+        "{seen_multi_rank} multi-rank fixtures"
+    );
+}
+
+fn by_name(n: &str) -> Report {
+    every_fixture()
+        .into_iter()
+        .find(|(x, _)| x == n)
+        .unwrap_or_else(|| panic!("no fixture {n}"))
+        .1
+}
+
+/// The hang: vLLM V0 with pending 0 → 12 → 22 while nothing runs, the pool empty and
+/// nothing generated in the last interval; the paste ends there (vllm-project/vllm
+/// PR #8378): no lever explains it, so it reads neither `prefill_heavy` nor any other.
+#[test]
+fn pending_rising_while_nothing_runs_is_a_hang() {
+    let name = "vllm/vllm_39_v0-hang-pending-rising-nothing-runs.log";
+    let r = analyze(&common::fixture(name));
+    let d = diag(&r);
+    assert_eq!(d.primary.kind, Kind::Stalled, "{:?}", kinds(&r));
+    let f = &d.primary;
+    assert!(
+        f.headline
+            .starts_with("The server is stalled: 22 waiting (from 12) while nothing runs"),
+        "{}",
+        f.headline
+    );
+    assert!(f.headline.contains("lines 5–9"), "{}", f.headline);
+    assert!(f.headline.contains("KV pool 0% used"), "{}", f.headline);
+    // Two lines, five seconds: short of sustained, so below the sustained confidence.
+    assert!(
+        f.confidence >= 0.75 && f.confidence < 0.9,
+        "{}",
+        f.confidence
+    );
+    assert_eq!(f.evidence[0].lines, vec![5, 9]);
+    assert!(f.evidence[0].statement.contains("the log ends there"));
+    assert!(f.predicted_gain.is_none());
+    assert!(f.actions.iter().all(|a| a.predicted.is_none()));
+
+    let text = String::from_utf8(common::fixture(name)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    // One snapshot of the state, with no interval after it, is no hang: the paste cut
+    // before its last line shows requests that may be admitted at the next step.
+    let cut = lines[..lines.len() - 1].join("\n") + "\n";
+    let r = analyze(cut.as_bytes());
+    assert!(!kinds(&r).contains(&Kind::Stalled), "{:?}", kinds(&r));
+    // Five seconds followed by the server admitting them is a hiccup, not a stall: a
+    // short stretch counts only where the log ends in it.
+    let recovered = format!(
+        "{}\n{}\n",
+        lines.join("\n"),
+        "INFO 09-18 16:11:08 metrics.py:351] Avg prompt throughput: 4210.0 tokens/s, Avg generation throughput: 310.2 tokens/s, Running: 22 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 6.1%, CPU KV cache usage: 0.0%."
+    );
+    let r = analyze(recovered.as_bytes());
+    assert!(!kinds(&r).contains(&Kind::Stalled), "{:?}", kinds(&r));
+    // A queue that stays level across the last two lines: nothing shows requests kept
+    // arriving unadmitted, so the short stretch does not count.
+    let level = text.replace("Pending: 22 reqs", "Pending: 12 reqs");
+    let r = analyze(level.as_bytes());
+    assert!(!kinds(&r).contains(&Kind::Stalled), "{:?}", kinds(&r));
+}
+
+/// Requests run, but each at under 1 tok/s with no prompt work: on V0 (two requests,
+/// vllm-project/vllm#15018) and on V1 logged at DEBUG (one, vllm-project/vllm#17972).
+#[test]
+fn requests_running_at_under_a_token_a_second_are_a_crawl() {
+    let r = by_name("vllm_40_v0-crawl-two-requests-0.4-tok-s");
+    let d = diag(&r);
+    assert_eq!(d.primary.kind, Kind::Stalled);
+    assert!(
+        d.primary.headline.starts_with(
+            "The server is stalled: 2 requests run at 0.40 tok/s in total (0.20 tok/s each) for 30 s"
+        ),
+        "{}",
+        d.primary.headline
+    );
+    assert!(d.primary.confidence >= 0.95);
+    let r = by_name("vllm_41_v1-debug-one-request-zero-tokens-health-checks");
+    let d = diag(&r);
+    assert_eq!(d.primary.kind, Kind::Stalled);
+    assert!(
+        d.primary
+            .headline
+            .starts_with("The server is stalled: 1 request runs at 0 tok/s"),
+        "{}",
+        d.primary.headline
+    );
+    // The stretch's lines are the stats lines, not the health checks between them.
+    assert!(
+        d.primary.headline.contains("lines 5–8"),
+        "{}",
+        d.primary.headline
+    );
+}
+
+/// Two DP engines that both queue behind a full pool (vllm-project/vllm#36748, 2 of its
+/// 8 engines kept): uneven batches, but no rank has room for another's requests.
+#[test]
+fn ranks_that_all_queue_at_a_full_pool_are_not_unevenly_loaded() {
+    let r = by_name("vllm_42_v1-dp8-two-engines-both-kv-full-queued");
+    let d = diag(&r);
+    assert_eq!(d.facts.ranks.len(), 2);
+    let run: Vec<f64> = d
+        .facts
+        .ranks
+        .iter()
+        .map(|x| x.running_requests.unwrap())
+        .collect();
+    assert_eq!(run, vec![51.0, 31.0]);
+    assert!(!kinds(&r).contains(&Kind::RankImbalance), "{:?}", kinds(&r));
+    assert_eq!(d.primary.kind, Kind::KvCacheCapacity);
+    // The same two batches with nothing waiting are uneven batches under DP.
+    let text = String::from_utf8(common::fixture(
+        "vllm/vllm_42_v1-dp8-two-engines-both-kv-full-queued.log",
+    ))
+    .unwrap()
+    .replace("Waiting: 117 reqs", "Waiting: 0 reqs")
+    .replace("Waiting: 108 reqs", "Waiting: 0 reqs");
+    let r = analyze(text.as_bytes());
+    let f = diag(&r)
+        .findings
+        .iter()
+        .find(|f| f.kind == Kind::RankImbalance)
+        .unwrap_or_else(|| panic!("{:?}", kinds(&r)));
+    assert!(
+        f.headline.contains("though nothing waits"),
+        "{}",
+        f.headline
+    );
 }
 
 /// `not_assessed` names each check the log cannot support, on every fixture where it applies.
@@ -196,23 +389,80 @@ fn a_server_that_stops_stepping_is_stalled() {
     );
 }
 
-/// vLLM V1 logs a line with zero throughput, then (both rates zero) only at DEBUG:
-/// a stalled engine reads as one empty interval and a silence.
+/// vLLM V1 logs a line with zero throughput, then (both rates zero) only at DEBUG;
+/// V0 logs from inside the engine step, so nothing while it does not step: a stalled
+/// engine reads as a silence with the batch in flight.
 #[test]
 fn a_vllm_engine_that_stops_stepping_is_stalled() {
-    let mut cfg = steady();
-    cfg.engine = batchlens_sim::Engine::VllmV1;
-    cfg.stalls = vec![IdleGap {
-        start_s: 250.0,
-        end_s: 370.0,
-    }];
-    let (log, _) = run(&cfg);
-    let r = analyze(log.as_bytes());
-    assert!(kinds(&r).contains(&Kind::Stalled), "{:?}", kinds(&r));
-    cfg.stalls.clear();
-    let (log, _) = run(&cfg);
-    let r = analyze(log.as_bytes());
-    assert!(!kinds(&r).contains(&Kind::Stalled), "{:?}", kinds(&r));
+    for engine in [batchlens_sim::Engine::VllmV1, batchlens_sim::Engine::VllmV0] {
+        let mut cfg = steady();
+        cfg.engine = engine;
+        cfg.stalls = vec![IdleGap {
+            start_s: 250.0,
+            end_s: 370.0,
+        }];
+        let (log, _) = run(&cfg);
+        let r = analyze(log.as_bytes());
+        assert!(
+            kinds(&r).contains(&Kind::Stalled),
+            "{engine:?}: {:?}",
+            kinds(&r)
+        );
+        cfg.stalls.clear();
+        let (log, _) = run(&cfg);
+        let r = analyze(log.as_bytes());
+        assert!(
+            !kinds(&r).contains(&Kind::Stalled),
+            "{engine:?}: {:?}",
+            kinds(&r)
+        );
+    }
+}
+
+/// The scheduler goes on stepping for two minutes mid-run but admits nothing: the batch
+/// drains, the clients' requests wait, the pool empties. vLLM prints one idle line, then
+/// none until admission resumes.
+#[test]
+fn a_scheduler_that_admits_nothing_for_two_minutes_is_a_hang() {
+    for engine in [batchlens_sim::Engine::VllmV0, batchlens_sim::Engine::VllmV1] {
+        let mut cfg = steady();
+        cfg.engine = engine;
+        cfg.admission_stops = vec![IdleGap {
+            start_s: 250.0,
+            end_s: 370.0,
+        }];
+        let (log, _) = run(&cfg);
+        let r = analyze(log.as_bytes());
+        let d = diag(&r);
+        assert_eq!(d.primary.kind, Kind::Stalled, "{engine:?}: {:?}", kinds(&r));
+        let f = &d.primary;
+        assert!(
+            f.headline
+                .starts_with("The server is stalled: 48 waiting while nothing runs"),
+            "{engine:?}: {}",
+            f.headline
+        );
+        // The silence after the idle line: most of the two minutes.
+        let secs: f64 = f
+            .headline
+            .split(" for ")
+            .nth(1)
+            .and_then(|x| x.split(' ').next())
+            .and_then(|x| x.parse().ok())
+            .unwrap();
+        assert!((90.0..=125.0).contains(&secs), "{engine:?}: {}", f.headline);
+        assert!(f.confidence >= 0.95);
+        assert!(f.actions.iter().all(|a| a.predicted.is_none()));
+        // The same run without the stop: no stall.
+        cfg.admission_stops.clear();
+        let (log, _) = run(&cfg);
+        let r = analyze(log.as_bytes());
+        assert!(
+            !kinds(&r).contains(&Kind::Stalled),
+            "{engine:?}: {:?}",
+            kinds(&r)
+        );
+    }
 }
 
 #[test]

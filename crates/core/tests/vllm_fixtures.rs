@@ -50,6 +50,19 @@ const COUNTS: &[(&str, u64, u64)] = &[
     ("vllm_35_v1-ray-data-batch-underutilization", 3, 0),
     ("vllm_37_v0-fully-idle-zeros", 6, 0),
     ("vllm_38_ascend-engine001-deferred-external-prefix", 2, 0),
+    ("vllm_39_v0-hang-pending-rising-nothing-runs", 3, 0),
+    ("vllm_40_v0-crawl-two-requests-0.4-tok-s", 4, 0),
+    (
+        "vllm_41_v1-debug-one-request-zero-tokens-health-checks",
+        4,
+        0,
+    ),
+    ("vllm_42_v1-dp8-two-engines-both-kv-full-queued", 2, 0),
+    (
+        "vllm_43_v1-xpu-reported-hang-one-running-14-waiting-kv77",
+        3,
+        0,
+    ),
 ];
 
 fn report(name: &str) -> batchlens_core::Report {

@@ -184,6 +184,10 @@ pub struct SimConfig {
     /// Periods during which the server stops stepping (a hung collective, a stuck
     /// worker): requests stay where they are, arrivals queue, and no line is printed.
     pub stalls: Vec<IdleGap>,
+    /// vLLM engines: periods during which the scheduler goes on stepping and logging but
+    /// admits no waiting request (a scheduler that skips its queue, a head request it
+    /// can never place): the batch drains, arrivals queue, nothing runs.
+    pub admission_stops: Vec<IdleGap>,
     /// Under DP, the share of arrivals each rank receives (empty: round robin, even).
     pub dp_weights: Vec<f64>,
     pub prompt_len: LenDist,
@@ -237,6 +241,7 @@ impl Default for SimConfig {
             bursts: Vec::new(),
             idle_gaps: Vec::new(),
             stalls: Vec::new(),
+            admission_stops: Vec::new(),
             dp_weights: Vec::new(),
             prompt_len: LenDist::Uniform { min: 200, max: 800 },
             output_len: LenDist::Uniform {

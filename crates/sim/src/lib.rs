@@ -196,6 +196,14 @@ fn stall_end(cfg: &SimConfig, t: f64) -> Option<f64> {
         .map(|g| g.end_s)
 }
 
+/// The end of the admission stop `t` falls in, if any.
+pub(crate) fn admission_stop_end(cfg: &SimConfig, t: f64) -> Option<f64> {
+    cfg.admission_stops
+        .iter()
+        .find(|g| t >= g.start_s && t < g.end_s)
+        .map(|g| g.end_s)
+}
+
 /// The rank the next arrival goes to: round robin, or the rank furthest below its
 /// share of `dp_weights` (a client or router that favours some ranks).
 fn route(cfg: &SimConfig, sent: &[u64], rr: usize) -> usize {

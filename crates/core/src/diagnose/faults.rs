@@ -9,7 +9,8 @@ use crate::report::Point;
 /// What the stretch shows.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum StallKind {
-    /// Requests wait, none runs, the pool has room, nothing is prefilled.
+    /// Requests wait, none runs, the pool has room, nothing is prefilled: over
+    /// consecutive stats lines, or a silence after one.
     Hang,
     /// Requests run at under [`CRAWL_TOK_S`] each with no prompt work logged.
     Crawl,
@@ -22,7 +23,7 @@ pub enum StallKind {
 pub struct Stall {
     pub kind: StallKind,
     pub seconds: f64,
-    /// Buckets of the stretch (0 for a silence).
+    /// Buckets of the stretch (0 for a silence, a hang read from one included).
     pub points: usize,
     pub first_line: u64,
     pub last_line: u64,
@@ -31,6 +32,10 @@ pub struct Stall {
     pub queued_last: f64,
     pub kv: Option<f64>,
     pub gen_tok_s: f64,
+    /// The stretch runs to the log's last stats line: the log ends inside it.
+    pub to_end: bool,
+    /// The most a finding on this stretch may claim.
+    pub confidence: f64,
 }
 
 /// Per-request decode below this, with nothing prefilled, is slower than any batch
@@ -39,6 +44,10 @@ pub const CRAWL_TOK_S: f64 = 1.0;
 /// A stretch counts from three stats buckets or a minute.
 const MIN_POINTS: usize = 3;
 const MIN_SECONDS: f64 = 60.0;
+/// A sustained stretch is the verdict at this confidence; a hang the log ends in
+/// before it is sustained, at the lower one.
+const SUSTAINED_CONFIDENCE: f64 = 0.97;
+const UNBOUNDED_CONFIDENCE: f64 = 0.8;
 /// A silence this long with requests in flight: SGLang prints a decode line every
 /// 40 steps (about a second), vLLM every 5–10 s while requests run.
 const SILENCE_S: f64 = 60.0;
@@ -47,12 +56,18 @@ fn no_prompt_work(p: &Point) -> bool {
     p.input_tok_s.is_none_or(|i| i < 1.0) && p.prompt_tokens <= 0.0
 }
 
-fn hang(p: &Point) -> bool {
+/// What a stats line's snapshot shows of a hang: requests wait, none runs, the pool has
+/// room. Running, waiting and KV are read at the line; its rates cover the interval
+/// before it, so whether anything was done while the state held is the next line's.
+fn held(p: &Point) -> bool {
     p.running.is_some_and(|r| r < 0.5)
         && p.queued.is_some_and(|q| q >= 1.0)
-        && p.gen_tok_s.is_none_or(|g| g < 1.0)
         && p.kv_usage.is_none_or(|k| k < 0.5)
-        && no_prompt_work(p)
+}
+
+/// Nothing generated and nothing prefilled over the interval a line's rates cover.
+fn quiet(p: &Point) -> bool {
+    p.gen_tok_s.is_none_or(|g| g < 1.0) && no_prompt_work(p)
 }
 
 fn crawl(p: &Point) -> bool {
@@ -102,6 +117,8 @@ fn from_stretch(kind: StallKind, pts: &[Point], (i, j): (usize, usize), bucket_s
         queued_last: pts[j].queued.unwrap_or(0.0),
         kv: m(|p| p.kv_usage),
         gen_tok_s: m(|p| p.gen_tok_s).unwrap_or(0.0),
+        to_end: j + 1 == pts.len(),
+        confidence: SUSTAINED_CONFIDENCE,
     }
 }
 
@@ -111,12 +128,8 @@ fn from_stretch(kind: StallKind, pts: &[Point], (i, j): (usize, usize), bucket_s
 pub fn stall(c: &Ctx) -> Option<Stall> {
     let pts = &c.r.timeline.points;
     let bucket = c.r.timeline.bucket_seconds.max(0.0);
-    if let Some(ij) = stretch(pts, bucket, hang) {
-        // Waiting that falls is being admitted somewhere: only a queue that holds or grows.
-        let s = from_stretch(StallKind::Hang, pts, ij, bucket);
-        if s.queued_last >= s.queued_first {
-            return Some(s);
-        }
+    if let Some(s) = hang(pts) {
+        return Some(s);
     }
     if let Some(ij) = stretch(pts, bucket, crawl) {
         return Some(from_stretch(StallKind::Crawl, pts, ij, bucket));
@@ -124,9 +137,70 @@ pub fn stall(c: &Ctx) -> Option<Stall> {
     silence(c)
 }
 
+/// Requests wait while nothing runs and nothing is done, over consecutive stats lines.
+///
+/// vLLM steps while any request is unfinished and admits waiting requests first come,
+/// first served whenever the pool has room (SGLang likewise, and prints no line while
+/// nothing runs), so waiting with an empty batch and a free pool lasts a step, not the
+/// interval between two stats lines. The stretch counts from three lines or a minute; a
+/// shorter one the log ends in counts too when the queue grew across it (requests kept
+/// arriving and none was admitted), since nothing after it shows the server recover —
+/// at a lower confidence. Waiting that falls is being admitted somewhere: never a hang.
+fn hang(pts: &[Point]) -> Option<Stall> {
+    let mut best: Option<Stall> = None;
+    let mut i = 0;
+    while i < pts.len() {
+        if !held(&pts[i]) {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j + 1 < pts.len() && held(&pts[j + 1]) && quiet(&pts[j + 1]) {
+            j += 1;
+        }
+        if j > i {
+            let (a, b) = (&pts[i], &pts[j]);
+            let (q0, q1) = (a.queued.unwrap_or(0.0), b.queued.unwrap_or(0.0));
+            let secs = b.t_s - a.t_s;
+            let sustained = j + 1 - i >= MIN_POINTS || secs >= MIN_SECONDS;
+            let unbounded = j + 1 == pts.len() && q1 > q0;
+            if q1 >= q0 && (sustained || unbounded) {
+                let s = Stall {
+                    kind: StallKind::Hang,
+                    seconds: secs,
+                    points: j + 1 - i,
+                    first_line: a.line,
+                    last_line: b.line,
+                    running: 0.0,
+                    queued_first: q0,
+                    queued_last: q1,
+                    kv: b.kv_usage,
+                    gen_tok_s: 0.0,
+                    to_end: j + 1 == pts.len(),
+                    confidence: if sustained {
+                        SUSTAINED_CONFIDENCE
+                    } else {
+                        UNBOUNDED_CONFIDENCE
+                    },
+                };
+                if best.as_ref().is_none_or(|x| s.points > x.points) {
+                    best = Some(s);
+                }
+            }
+        }
+        i = j + 1;
+    }
+    best
+}
+
 /// A silence with a batch in flight before and after: the requests running before it
 /// did not finish during it. An idle gap follows a drain (the batch already small
 /// against the steady one) or starts over from a fresh batch.
+///
+/// Or a silence after a line that shows requests waiting, nothing running, the pool
+/// free and nothing done in its interval: vLLM prints a stats line whenever anything
+/// was generated or prefilled (an idle one only once, at INFO), so none of the waiting
+/// requests was admitted for the whole silence. After a drain nothing waits.
 fn silence(c: &Ctx) -> Option<Stall> {
     let pts = &c.r.timeline.points;
     let steady = c.w.running.unwrap_or(0.0);
@@ -139,9 +213,26 @@ fn silence(c: &Ctx) -> Option<Stall> {
             let after = pts
                 .iter()
                 .find(|p| p.t_s >= g.start_s + g.seconds * 0.999)?;
+            if held(before) && quiet(before) {
+                let q = before.queued.unwrap_or(0.0);
+                return Some(Stall {
+                    kind: StallKind::Hang,
+                    seconds: g.seconds,
+                    points: 0,
+                    first_line: before.line,
+                    last_line: g.line,
+                    running: 0.0,
+                    queued_first: q,
+                    queued_last: q,
+                    kv: before.kv_usage,
+                    gen_tok_s: 0.0,
+                    to_end: false,
+                    confidence: SUSTAINED_CONFIDENCE,
+                });
+            }
             let (rb, ra) = (before.running?, after.running?);
-            let held = rb >= 2.0_f64.max(0.5 * steady) && ra >= 0.5 * rb;
-            held.then(|| Stall {
+            let batch_held = rb >= 2.0_f64.max(0.5 * steady) && ra >= 0.5 * rb;
+            batch_held.then(|| Stall {
                 kind: StallKind::Silence,
                 seconds: g.seconds,
                 points: 0,
@@ -152,6 +243,8 @@ fn silence(c: &Ctx) -> Option<Stall> {
                 queued_last: after.queued.unwrap_or(0.0),
                 kv: before.kv_usage,
                 gen_tok_s: 0.0,
+                to_end: false,
+                confidence: SUSTAINED_CONFIDENCE,
             })
         })
 }
@@ -200,9 +293,12 @@ pub fn imbalance(c: &Ctx) -> Option<Imbalance> {
             light,
         });
     }
-    // Nothing binds, but the batches differ widely: under DP attention every step
-    // waits for the rank with the largest batch.
-    let spread = run(heavy) >= 1.5 * run(light).max(1.0) && run(heavy) >= 4.0;
+    // Nothing waits, but the batches differ widely: under DP attention every step
+    // waits for the rank with the largest batch. Where requests wait on the ranks,
+    // each rank's own limit sets its batch (a rank whose pool is full runs what its
+    // requests' lengths let it hold), and routing that changes nothing is no fault.
+    let none_waits = (0..f.len()).all(|i| !waits(i));
+    let spread = none_waits && run(heavy) >= 1.5 * run(light).max(1.0) && run(heavy) >= 4.0;
     spread.then_some(Imbalance {
         binding,
         heavy,

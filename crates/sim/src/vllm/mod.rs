@@ -56,7 +56,12 @@ pub(crate) struct VllmRank {
     next_tick: f64,
     last_log: f64,
     done_buf: Vec<Req>,
+    /// Inside an admission stop: no waiting request is admitted this step.
+    admit_blocked: bool,
 }
+
+/// An empty engine step while requests wait unadmitted.
+const IDLE_STEP_S: f64 = 0.05;
 
 #[inline]
 fn ceil_div(a: u64, b: u64) -> u64 {
@@ -117,6 +122,7 @@ impl VllmRank {
             next_tick: start + interval * ((-start / interval).floor() + 1.0),
             last_log: 0.0,
             done_buf: Vec::new(),
+            admit_blocked: false,
         }
     }
 
@@ -492,6 +498,22 @@ impl Rank for VllmRank {
     }
 
     fn step(&mut self, sh: &mut Shared) {
+        let stop = crate::admission_stop_end(sh.cfg, self.t);
+        self.admit_blocked = stop.is_some();
+        if let Some(end) = stop.filter(|_| self.running.is_empty()) {
+            // Nothing to run and nothing admitted: the engine loop steps empty, a
+            // few times a second, and goes on logging.
+            let t0 = self.t;
+            let dt = (end - t0).clamp(1e-6, IDLE_STEP_S);
+            if self.v1 {
+                self.flush_ticks(t0 + dt, sh);
+                self.t = t0 + dt;
+            } else {
+                let queued = self.waiting.len() as u64;
+                self.finish_step(t0, dt, 0.0, 0, 0, queued, sh);
+            }
+            return;
+        }
         if self.v1 {
             let t = self.t;
             self.flush_ticks(t, sh);

@@ -56,7 +56,7 @@ impl VllmRank {
             self.advance(i, need as u32, sh);
             i += 1;
         }
-        if !preempted {
+        if !preempted && !self.admit_blocked {
             while budget > 0 && self.running.len() < self.max_seqs {
                 let Some(req) = self.waiting.front() else {
                     break;
@@ -128,7 +128,7 @@ impl VllmRank {
         let mut recomputed = 0u64;
         let mut budget = self.budget;
         let first_new = self.running.len();
-        while self.running.len() < self.max_seqs {
+        while !self.admit_blocked && self.running.len() < self.max_seqs {
             let Some(req) = self.waiting.front() else {
                 break;
             };

@@ -10,18 +10,24 @@ use crate::report::{Action, Finding, Kind};
 use crate::text::num::{count, num, pct};
 
 pub fn stalled(c: &Ctx, s: &Stall, confidence: f64) -> Finding {
+    let confidence = confidence.min(s.confidence);
     let lines = format!("lines {}–{}", s.first_line, s.last_line);
     let secs = num(s.seconds);
     let headline = match s.kind {
         StallKind::Hang => format!(
-            "The server is stalled: {} waiting (from {}) while nothing runs and nothing is generated for {secs} s ({lines}), with the KV pool {}",
+            "The server is stalled: {} waiting{} while nothing runs and nothing is generated for {secs} s ({lines}), with the KV pool {}",
             num(s.queued_last),
-            num(s.queued_first),
+            if s.queued_first != s.queued_last {
+                format!(" (from {})", num(s.queued_first))
+            } else {
+                String::new()
+            },
             s.kv.map_or("not reported".to_string(), |k| format!("{} used", pct(k)))
         ),
         StallKind::Crawl => format!(
-            "The server is stalled: {} run at {} tok/s in total ({} tok/s each) for {secs} s with no prompt work logged ({lines}): no batch size explains that",
+            "The server is stalled: {} {} at {} tok/s in total ({} tok/s each) for {secs} s with no prompt work logged ({lines}): no batch size explains that",
             count(s.running, "request", "requests"),
+            if s.running < 1.5 { "runs" } else { "run" },
             num(s.gen_tok_s),
             num(if s.running > 0.0 { s.gen_tok_s / s.running } else { 0.0 })
         ),
@@ -32,11 +38,21 @@ pub fn stalled(c: &Ctx, s: &Stall, confidence: f64) -> Finding {
     };
     let mut evidence = vec![ev(
         match s.kind {
+            StallKind::Hang if s.points == 0 => format!(
+                "Line {} shows running 0 and {} waiting with the pool free and nothing done in its interval, then no stats line for {secs} s: the engine prints one whenever it generates or prefills anything, so none of the waiting requests was admitted",
+                s.first_line,
+                num(s.queued_first)
+            ),
             StallKind::Hang => format!(
-                "{} stats buckets in a row show running 0, waiting {} → {}, no tokens generated and no prompt prefilled: requests are accepted but the scheduler admits none",
+                "{} stats lines in a row show running 0, waiting {} → {} with the pool free, and nothing generated or prefilled between them: requests are accepted but the scheduler, which admits waiting requests at its next step while the pool has room, admits none{}",
                 s.points,
                 num(s.queued_first),
-                num(s.queued_last)
+                num(s.queued_last),
+                if s.to_end {
+                    "; the log ends there, still stalled"
+                } else {
+                    ""
+                }
             ),
             StallKind::Crawl => format!(
                 "{} stats buckets in a row show ~{} running at under {} tok/s per request with no prefill between them: a decode step would take over a second per request",
