@@ -178,7 +178,6 @@ impl Session {
 
 #[wasm_bindgen]
 impl Session {
-
     /// Reads the next slice of the file (any size; lines may span slices). Fails
     /// when a gzip file is damaged; `finish()` then reports what was read before.
     pub fn feed(&mut self, chunk: &[u8]) -> Result<(), JsError> {
@@ -535,7 +534,11 @@ mod tests {
     }
 
     fn example(name: &str) -> Vec<u8> {
-        std::fs::read(format!("{}/../../examples/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+        std::fs::read(format!(
+            "{}/../../examples/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
     }
 
     #[test]
@@ -569,11 +572,16 @@ mod tests {
         let end = coarse * 512.0;
         let all = charts.buckets_in(None, 0.0, end);
         let before = charts.buckets_in(None, end * 0.2, end * 0.3);
-        charts.zoom(&s.window(end * 0.2, end * 0.3).unwrap()).unwrap();
+        charts
+            .zoom(&s.window(end * 0.2, end * 0.3).unwrap())
+            .unwrap();
         assert!(charts.bucket_seconds() < coarse);
         let after = charts.buckets_in(None, end * 0.2, end * 0.3);
         assert!(after > before, "{after} buckets zoomed, {before} before");
         charts.unzoom();
-        assert_eq!((charts.bucket_seconds(), charts.buckets_in(None, 0.0, end)), (coarse, all));
+        assert_eq!(
+            (charts.bucket_seconds(), charts.buckets_in(None, 0.0, end)),
+            (coarse, all)
+        );
     }
 }

@@ -14,7 +14,7 @@ use crate::timeline::Timeline;
 /// judged again only by reading the log again, as `--run N` does).
 pub const KEPT_BYTES: usize = 64 << 20;
 /// What a run's client lines hold at most, counted as such (their streams).
-const CLIENT_BYTES: usize = 3 * 16 << 10;
+const CLIENT_BYTES: usize = 48 << 10;
 
 /// The runs that ended, oldest first, within [`KEPT_BYTES`].
 #[derive(Default)]

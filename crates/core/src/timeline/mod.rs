@@ -660,10 +660,17 @@ impl Timeline {
     /// Bytes this run holds on the heap, roughly (its series and statistics).
     pub fn heap_bytes(&self) -> usize {
         let streams = |p: &Phase| {
-            [&p.running, &p.queued, &p.kv_usage, &p.kv_tokens, &p.gen, &p.input]
-                .iter()
-                .map(|st| st.heap_bytes())
-                .sum::<usize>()
+            [
+                &p.running,
+                &p.queued,
+                &p.kv_usage,
+                &p.kv_tokens,
+                &p.gen,
+                &p.input,
+            ]
+            .iter()
+            .map(|st| st.heap_bytes())
+            .sum::<usize>()
         };
         std::mem::size_of::<Timeline>()
             + self.series.heap_bytes()

@@ -257,9 +257,10 @@ impl Series {
     /// Bytes held on the heap, the finer twin's included.
     pub fn heap_bytes(&self) -> usize {
         self.buckets.capacity() * std::mem::size_of::<Bucket>()
-            + self.fine.as_ref().map_or(0, |f| {
-                std::mem::size_of::<Series>() + f.heap_bytes()
-            })
+            + self
+                .fine
+                .as_ref()
+                .map_or(0, |f| std::mem::size_of::<Series>() + f.heap_bytes())
     }
 
     /// The window `[t0_s, t1_s)` of the run in at most [`MAX_BUCKETS`] buckets, from
@@ -435,11 +436,18 @@ mod tests {
         // 1 % of the run, in the middle.
         let (t0, t1) = (span * 0.5, span * 0.51);
         let (width, points) = s.window(t0, t1, true, 0.0);
-        assert!(width < s.bucket_seconds() / 16.0, "{width} s against {} s", s.bucket_seconds());
+        assert!(
+            width < s.bucket_seconds() / 16.0,
+            "{width} s against {} s",
+            s.bucket_seconds()
+        );
         let inside = |t: f64| t >= t0 && t < t1;
         let shown = coarse.iter().filter(|p| inside(p.t_s)).count();
         let zoomed = points.iter().filter(|p| inside(p.t_s)).count();
-        assert!(zoomed > 20 * shown.max(1), "{zoomed} buckets zoomed, {shown} in the report");
+        assert!(
+            zoomed > 20 * shown.max(1),
+            "{zoomed} buckets zoomed, {shown} in the report"
+        );
         // The same as bucketing, at that width, only the lines of the window's buckets.
         let (from, to) = (points[0].t_s, points.last().unwrap().t_s + width);
         let mut only = Series {
@@ -459,18 +467,30 @@ mod tests {
         let expected = only.points(true);
         assert_eq!(points.len(), expected.len());
         for (a, b) in points.iter().zip(&expected) {
-            assert_eq!((a.t_s, a.samples, a.line, a.retractions), (b.t_s, b.samples, b.line, b.retractions));
-            assert_eq!((a.running, a.queued, a.kv_usage), (b.running, b.queued, b.kv_usage));
+            assert_eq!(
+                (a.t_s, a.samples, a.line, a.retractions),
+                (b.t_s, b.samples, b.line, b.retractions)
+            );
+            assert_eq!(
+                (a.running, a.queued, a.kv_usage),
+                (b.running, b.queued, b.kv_usage)
+            );
             assert_eq!((a.gen_tok_s, a.input_tok_s), (b.gen_tok_s, b.input_tok_s));
             assert!((a.gen_tokens - b.gen_tokens).abs() < 1e-6 * b.gen_tokens.abs());
-            assert_eq!((a.gen_secs, a.gen_timed, a.prompt_tokens), (b.gen_secs, b.gen_timed, b.prompt_tokens));
+            assert_eq!(
+                (a.gen_secs, a.gen_timed, a.prompt_tokens),
+                (b.gen_secs, b.gen_timed, b.prompt_tokens)
+            );
         }
         // The whole run at the report's width is the report's series.
         let (w, all) = s.window(0.0, span + 1.0, true, s.bucket_seconds());
         assert_eq!(w, s.bucket_seconds());
         assert_eq!(all.len(), coarse.len());
         for (a, b) in all.iter().zip(&coarse) {
-            assert_eq!((a.t_s, a.samples, a.line, a.running), (b.t_s, b.samples, b.line, b.running));
+            assert_eq!(
+                (a.t_s, a.samples, a.line, a.running),
+                (b.t_s, b.samples, b.line, b.running)
+            );
         }
     }
 
@@ -487,8 +507,14 @@ mod tests {
         }
         let (width, points) = s.window(1_000.0, 1_600.0, true, 0.0);
         assert!((5.0..=10.0).contains(&width), "{width}");
-        let most = points.windows(2).map(|w| w[1].t_s - w[0].t_s).fold(0.0, f64::max);
-        assert!(most < 2.5 * width, "a {most}-s step between {width}-s buckets");
+        let most = points
+            .windows(2)
+            .map(|w| w[1].t_s - w[0].t_s)
+            .fold(0.0, f64::max);
+        assert!(
+            most < 2.5 * width,
+            "a {most}-s step between {width}-s buckets"
+        );
     }
 
     #[test]

@@ -107,7 +107,11 @@ impl ChartData {
     /// width (the report's caps, steady window and words stay).
     pub fn set_timeline(&mut self, t: TimelineView) {
         self.points = t.points;
-        self.sources = t.per_source.into_iter().map(|s| (s.source, s.points)).collect();
+        self.sources = t
+            .per_source
+            .into_iter()
+            .map(|s| (s.source, s.points))
+            .collect();
         self.bucket_seconds = t.bucket_seconds;
     }
 
