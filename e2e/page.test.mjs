@@ -500,13 +500,13 @@ test('a log with a restart is judged on its last run: the summary names the runs
   assert.match(await page.textContent('#summary'), new RegExp(`Server runs2; run ${judged.run} judged \\(lines ${judged.first_line}–`));
   assert.match(await page.textContent('#evidence'), /The log holds 2 server runs/);
   assert.equal(await downloadText(page, '#export-json'), cliJson(file));
-  // Another run is judged on request: the page reads the log again, as `--run 1` does.
+  // Another run is judged on request, from what was read, as `--run 1` judges it.
   assert.equal(await page.isVisible('#run'), true);
   assert.deepEqual(await page.$$eval('#run option', (os) => os.map((o) => [o.value, o.selected])),
     [['1', false], ['2', true]]);
   await page.selectOption('#run', '1');
   await page.waitForFunction(() => document.getElementById('run').selectedOptions[0]?.value === '1' &&
-    document.getElementById('status').textContent.startsWith('Read restarted.log'));
+    document.getElementById('status').textContent.startsWith('Read restarted.log: run 1 judged'));
   const run1 = execFileSync(cliBinary(), ['diagnose', file, '--run', '1', '--format', 'json'], { encoding: 'utf8' });
   assert.equal(await downloadText(page, '#export-json'), run1);
   assert.match(await page.textContent('#evidence'), /this diagnosis is of run 1 .*as asked/);
@@ -912,7 +912,7 @@ test('screenshots of the light, dark and phone layouts are written for review (e
   }
 });
 
-test('a log of many restarts lists every run; another run is judged from the file given', async () => {
+test('a log of many restarts lists every run; another run is judged from what was read', async () => {
   const dir = path.join(ROOT, 'target', 'e2e');
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'crash-loop.log');

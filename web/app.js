@@ -27,6 +27,9 @@ export const state = {
   blobs: null, // what was read last: another server run is judged from it, not picked again
   example: null, // the bundled example shown, named in the hash
   range: null, // [t0, t1] of the charts, seconds from the first stats line; null: all
+  zoom: null, // the window drawn, re-bucketed by the worker: { t0, t1, bucket_seconds, points, per_source }
+  windowSeq: 0, // the latest window asked of the worker
+  runsKept: null, // runs the worker judges from what it read (others are read again)
   frames: {}, // chart name → where its plot lies (from the wasm)
   hover: null, // the time under the crosshair
   pending: null, // hash state waiting for the report it describes
@@ -172,11 +175,27 @@ function onWorkerMessage(e) {
       `${fmtBytes(m.bytes)} of ${fmtBytes(m.total)} (${pct.toFixed(1)}%) · ${rate.toFixed(0)} MB/s · ${fmtCount(m.lines, 'line', 'lines')}`;
   } else if (m.type === 'done') {
     stopped();
+    state.runsKept = m.runsKept || null;
+    document.body.dataset.fileReads = String(m.reads);
     const logBytes = fmtBytes(JSON.parse(m.json).input.bytes);
     const packed = state.fileCount > 1 ? 'of files' : 'gzip';
     const size = m.gzip ? `${fmtBytes(m.fileBytes)} ${packed}, ${logBytes} of log` : logBytes;
     setStatus(`Read ${state.name}: ${size} in ${m.seconds.toFixed(2)} s.`);
     show(m.json, m.markdown, null, m.problem);
+  } else if (m.type === 'judged') {
+    document.body.dataset.fileReads = String(m.reads);
+    if (m.json) {
+      setStatus(`Read ${state.name}: run ${m.run} judged from what was read (the file was not read again).`);
+      show(m.json, m.markdown, null, m.problem);
+    } else if (state.blobs) {
+      // That run was let go for memory: it is judged by reading the file again.
+      start(state.blobs, state.name, m.run);
+    }
+  } else if (m.type === 'window') {
+    if (m.seq !== state.windowSeq || !m.json || !state.charts || !state.range) return;
+    state.zoom = { ...JSON.parse(m.json), t0: m.t0, t1: m.t1 };
+    state.charts.zoom(m.json);
+    drawCharts();
   } else if (m.type === 'whatif') {
     showPrediction(m);
   } else if (m.type === 'roofline') {
@@ -203,6 +222,7 @@ function show(json, markdown, warning, problem) {
   state.frames = {};
   document.body.dataset.reads = String(Number(document.body.dataset.reads || 0) + 1);
   if (state.charts) { state.charts.free(); state.charts = null; }
+  state.zoom = null;
   document.title = `${state.name} · batchlens`;
   const stats = r.input.stat_lines + r.input.damaged_stat_lines;
   if (stats === 0) {
@@ -359,7 +379,13 @@ export function renderRuns(r) {
   const restarts = (r.events && r.events.restarts) ?? (r.summary && r.summary.restarts) ?? 0;
   const total = Math.max(runs.length, restarts + 1);
   const more = runs.length > 1 && total > runs.length;
-  $('run-note').textContent = more ? `${fmtNum(runs.length)} of ${fmtNum(total)} runs listed (the latest)` : '';
+  const notes = [];
+  if (more) notes.push(`${fmtNum(runs.length)} of ${fmtNum(total)} runs listed (the latest)`);
+  // The worker keeps each run it read, up to a memory cap: the oldest past it are read again.
+  const kept = new Set(state.runsKept || []);
+  const again = state.runsKept ? runs.filter((x) => !kept.has(x.run)).length : 0;
+  if (again > 0) notes.push(`${fmtNum(again)} of the oldest runs are read again from the file when chosen (the page keeps the latest in memory)`);
+  $('run-note').textContent = notes.join('; ');
   $('run-box').hidden = runs.length < 2;
 }
 
@@ -658,19 +684,31 @@ function setupCharts(json) {
   }
   $('source-box').hidden = sources.length === 0;
   drawCharts();
+  requestWindow();
 }
 
-/** The series the charts show (a rank's, or the combined one). */
-function series() {
-  const r = state.report;
-  if (!r) return [];
+/** The series the charts show (a rank's, or the combined one), of the window drawn while zoomed. */
+function series(timeline = state.zoom || (state.report && state.report.timeline)) {
+  if (!timeline) return [];
   const src = $('source').value;
-  const per = src && (r.timeline.per_source || []).find((s) => s.source === src);
-  return per ? per.points : r.timeline.points;
+  const per = src && (timeline.per_source || []).find((s) => s.source === src);
+  return per ? per.points : timeline.points;
+}
+
+/** The report's own series (the whole run). */
+function fullSeries() {
+  return state.report ? series(state.report.timeline) : [];
+}
+
+/** Asks the worker for the window shown, re-bucketed from the whole run's finer series. */
+function requestWindow() {
+  state.windowSeq += 1;
+  if (!state.range || !state.report || state.busy || !state.worker) return;
+  state.worker.postMessage({ type: 'window', id: state.jobId, seq: state.windowSeq, t0: state.range[0], t1: state.range[1] });
 }
 
 function fullSpan() {
-  const pts = series();
+  const pts = fullSeries();
   const b = state.report ? state.report.timeline.bucket_seconds || 0 : 0;
   return pts.length ? Math.max(1, pts[pts.length - 1].t_s + b) : 1;
 }
@@ -692,6 +730,10 @@ export function drawCharts() {
       state.frames[name] = fr;
       // Where the plot lies, on its element: what a test (or a hook) maps a time to.
       Object.assign(canvas.parentElement.dataset, { left: fr.left, right: fr.right, top: fr.top, bottom: fr.bottom, t0: fr.t0, t1: fr.t1 });
+      // What is drawn there: buckets with data in the window, and their width.
+      Object.assign(canvas.parentElement.dataset, {
+        buckets: state.charts.buckets_in(source, fr.t0, fr.t1), bucketSeconds: state.charts.bucket_seconds(),
+      });
       const words = state.charts.describe(name, source);
       canvas.setAttribute('aria-label', words);
       $(`cap-${name}`).textContent = words;
@@ -721,7 +763,14 @@ export function setRange(range) {
     range = b - a >= Math.max(1e-3, span / 2000) && (a > 0 || b < span) ? [a, b] : null;
   }
   state.range = range;
+  // The window drawn so far serves while the worker re-buckets this one, if it covers it.
+  const z = state.zoom;
+  if (!range || (z && (range[0] < z.t0 || range[1] > z.t1))) {
+    state.zoom = null;
+    if (state.charts) state.charts.unzoom();
+  }
   drawCharts();
+  requestWindow();
   writeHash();
 }
 
@@ -794,7 +843,7 @@ function hideCrosshair() {
 
 /** An evidence line: the crosshair at the bucket holding it, the window widened to show it. */
 function showLine(n) {
-  const pts = series();
+  const pts = fullSeries();
   let best = null;
   for (const p of pts) { if (p.line <= n) best = p; else break; }
   if (!best) best = pts[0];
@@ -855,7 +904,8 @@ function wireChart(name) {
     if (!f) return;
     const w = f.t1 - f.t0;
     const t = state.hover ?? (f.t0 + f.t1) / 2;
-    const step = series().length ? Math.max(state.report.timeline.bucket_seconds || 0, w / 100) : w / 100;
+    const bucket = (state.zoom || state.report.timeline).bucket_seconds || 0;
+    const step = series().length ? Math.max(bucket, w / 100) : w / 100;
     if (e.key === 'ArrowLeft' || e.key === 'ArrowRight') {
       const dir = e.key === 'ArrowLeft' ? -1 : 1;
       if (e.shiftKey) setRange([f.t0 + (dir * w) / 4, f.t1 + (dir * w) / 4]);
@@ -969,10 +1019,10 @@ function applyPending() {
   const r = state.report;
   const judged = (r.runs || []).find((x) => x.analyzed);
   if (p.run && judged && p.run !== judged.run && r.runs.some((x) => x.run === p.run)) {
-    // Another run: read it from the file already given (the hash stays pending).
+    // Another run: judged from what was read (the hash stays pending).
     const run = p.run;
     p.run = null;
-    start(state.blobs, state.name, run);
+    judgeRun(run);
     return;
   }
   state.pending = null;
@@ -982,6 +1032,16 @@ function applyPending() {
   state.range = null;
   if (p.range) setRange(p.range); else drawCharts();
   applyWhatIf(p.wi || {});
+}
+
+/** Another server run of the log read: the worker judges it from what it kept, or reads the file again. */
+function judgeRun(run) {
+  if (!state.report || state.busy) {
+    if (state.blobs) start(state.blobs, state.name, run);
+    return;
+  }
+  setStatus(`Judging run ${run} of ${state.name}…`);
+  state.worker.postMessage({ type: 'judge', id: state.jobId, run });
 }
 
 function toggleHelp(show) {
@@ -1054,8 +1114,8 @@ async function main() {
   for (const id of ['open', 'open-big']) $(id).addEventListener('click', () => $('file').click());
   $('help-button').addEventListener('click', () => toggleHelp());
   $('run').addEventListener('change', (e) => {
-    // Another run of the same log: read from the file given, not picked again.
-    if (state.blobs) start(state.blobs, state.name, Number(e.target.value));
+    // Another run of the same log: judged from what was read, not read again.
+    if (state.blobs) judgeRun(Number(e.target.value));
   });
   $('file').addEventListener('change', (e) => {
     state.pending = state.pending && !state.report ? state.pending : null;

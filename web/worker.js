@@ -26,7 +26,11 @@ ready.then(
 );
 
 let current = null; // { id, cancelled }
-let finished = null; // { id, session }: the last report, kept for what-if predictions
+// The last read, kept: what-if predictions, another run judged and chart windows
+// re-bucketed from it without reading the file again. { id, session, name, files }
+let finished = null;
+// Files read since the worker started (a test reads it: switching runs reads none).
+let fileReads = 0;
 
 self.onmessage = (e) => {
   const m = e.data;
@@ -46,6 +50,27 @@ self.onmessage = (e) => {
       }
     } catch (err) { error = String(err && err.message || err); }
     postMessage({ type: 'whatif', id: m.id, seq: m.seq, json, text, error, flags });
+  } else if (m.type === 'judge') {
+    // Another server run of what was read; `json` null: it was let go for memory.
+    let out = { type: 'judged', id: m.id, run: m.run, json: null, reads: fileReads };
+    try {
+      if (finished && finished.id === m.id) {
+        const s = finished.session;
+        const json = s.judge(m.run);
+        if (json) {
+          out = { ...out, json, markdown: s.markdown(), problem: s.problem(finished.name, finished.files) };
+        }
+      }
+    } catch (err) { out.error = String(err && err.message || err); }
+    postMessage(out);
+  } else if (m.type === 'window') {
+    // The judged run's series over t0..t1, re-bucketed from the finer ones kept.
+    let json = null;
+    let error = null;
+    try {
+      if (finished && finished.id === m.id) json = finished.session.window(m.t0, m.t1);
+    } catch (err) { error = String(err && err.message || err); }
+    postMessage({ type: 'window', id: m.id, seq: m.seq, t0: m.t0, t1: m.t1, json, error });
   } else if (m.type === 'roofline') {
     let json = null;
     let markdown = null;
@@ -92,6 +117,7 @@ function sliceReader(blob) {
     failed = readerError(e, 'the file could not be read');
     woken();
   };
+  fileReads += 1;
   reader.postMessage({ type: 'read', id, blob, sliceBytes: SLICE_BYTES, ahead: SLICES_AHEAD });
   let closed = false;
   return {
@@ -157,12 +183,14 @@ async function read(job, blobs, run, formats) {
     const json = session.finish();
     const markdown = session.markdown();
     // The CLI's words for a log with nothing to judge (empty when there is a verdict).
-    const problem = session.problem(blobs.length === 1 ? blobs[0].name || 'the file' : '', blobs.length);
+    const name = blobs.length === 1 ? blobs[0].name || 'the file' : '';
+    const problem = session.problem(name, blobs.length);
     if (finished) { try { finished.session.free(); } catch (_) { /* already gone */ } }
-    finished = { id: job.id, session };
+    finished = { id: job.id, session, name, files: blobs.length };
     postMessage({
       type: 'done', id: job.id, json, markdown, problem, gzip: session.gzip(), fileBytes: total,
       seconds: (performance.now() - started) / 1000,
+      runsKept: [...session.runs_kept()], runsLetGo: session.runs_let_go(), reads: fileReads,
     });
   } catch (err) {
     // An error mid-way: report what was read so far, if the session can still say.

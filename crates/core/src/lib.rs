@@ -33,6 +33,7 @@ pub(crate) mod pipeline;
 pub use engines::Engine;
 pub use input::lines::MAX_LINE;
 pub use input::pieces::PIECE_BYTES;
+pub use pipeline::kept::{Kept, KEPT_BYTES};
 pub use pipeline::read_ahead::{Prepared, ReadAhead};
 pub use pipeline::roofline::{gpu_names, model_names, set_roofline, ModelChoice, RooflineChoice};
 pub use pipeline::{analyze, Analyzer, Options};

@@ -2,10 +2,10 @@
 //! of a format file (dropped or pasted beside the log), and the built-in ones.
 
 use batchlens_core::formats::{builtin, Formats, BUILTIN};
-use batchlens_core::{Analyzer, Options};
+use batchlens_core::Options;
 use wasm_bindgen::prelude::*;
 
-use crate::{input, Session};
+use crate::Session;
 
 /// The formats of a format file's text, or a built-in one's name.
 fn formats_of(text: &str) -> Result<Formats, String> {
@@ -22,15 +22,11 @@ impl Session {
     /// and its line, as the CLI's `--format-file` does.
     pub fn with_formats(run: Option<u32>, format_file: &str) -> Result<Session, JsError> {
         let formats = formats_of(format_file).map_err(|e| JsError::new(&e))?;
-        Ok(Session {
-            input: Some(input::Input::new(Analyzer::new(Options {
-                run: run.filter(|&r| r >= 1),
-                formats,
-                ..Options::default()
-            }))),
-            report: None,
-            gzip: false,
-        })
+        Ok(Session::reading(Options {
+            run: run.filter(|&r| r >= 1),
+            formats,
+            ..Options::default()
+        }))
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use batchlens_core::{Analyzer, Report};
+use batchlens_core::{Analyzer, Kept, Report};
 use flate2::write::MultiGzDecoder;
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -107,9 +107,18 @@ impl Input {
 
     /// Ends the input: the report, and an error when a gzip stream ends part-way
     /// or fails its check (the report then covers what was inflated).
+    #[cfg(test)]
     pub fn finish(self) -> (Report, Option<String>) {
         let (a, cut) = self.end();
         (a.finish(), cut)
+    }
+
+    /// [`Input::finish`], with what the read kept (with `Options::keep`) to judge
+    /// another run or zoom without reading again.
+    pub fn finish_keeping(self) -> (Report, Option<Kept>, Option<String>) {
+        let (a, cut) = self.end();
+        let (report, kept) = a.finish_keeping();
+        (report, kept, cut)
     }
 
     /// Ends this file and starts the next of several read as one log (its own

@@ -3,8 +3,10 @@
 //! No analysis logic lives here. [`Session`] hands byte slices to the core's
 //! streaming `Analyzer` and returns the report as the same JSON the CLI prints
 //! (`batchlens diagnose FILE --format json`), inflating gzip files as they
-//! arrive; [`Charts`] draws the report's
-//! charts on canvases (or as SVG) from that JSON.
+//! arrive, and keeps what it read (bounded: `batchlens_core::Kept`) so another
+//! server run is judged, and a window of the charts re-bucketed, without
+//! reading the file again; [`Charts`] draws the report's charts on canvases (or
+//! as SVG) from that JSON, or from such a window.
 
 mod canvas;
 mod compare;
@@ -14,8 +16,10 @@ mod measured;
 mod roofline;
 mod svg;
 
-use batchlens_core::charts::{self, Chart, ChartData, Frame, ReportView, Theme, View};
-use batchlens_core::{render, Analyzer, Options, Report};
+use batchlens_core::charts::{
+    self, Chart, ChartData, Frame, ReportView, Theme, TimelineView, View,
+};
+use batchlens_core::{render, Analyzer, Kept, Options, Report};
 use plotters::prelude::*;
 use wasm_bindgen::prelude::*;
 use web_sys::HtmlCanvasElement;
@@ -86,6 +90,10 @@ pub struct Session {
     input: Option<input::Input>,
     report: Option<Report>,
     gzip: bool,
+    /// What the read kept, after `finish()`.
+    kept: Option<Kept>,
+    /// The run the report judges as asked (the CLI's `--run`; `None`: as the CLI without it).
+    run: Option<u32>,
 }
 
 impl Default for Session {
@@ -104,16 +112,72 @@ impl Session {
     /// A session that judges server run `run` (1 = the first) of a log with
     /// restarts, instead of the last (the CLI's `--run`).
     pub fn judging(run: Option<u32>) -> Session {
+        Session::reading(Options {
+            run: run.filter(|&r| r >= 1),
+            ..Options::default()
+        })
+    }
+
+    /// The report of server run `run` (1 = the first) of what was read, after
+    /// `finish()`: the JSON `--run run` gives, without reading the file again, and
+    /// the session's report from then on. `None` when that run was let go for
+    /// memory (`runs_kept()` lists those kept): read the file again to judge it.
+    pub fn judge(&mut self, run: u32) -> Result<Option<String>, JsError> {
+        let kept = self
+            .kept
+            .as_ref()
+            .ok_or_else(|| JsError::new("call finish() first"))?;
+        let Some(report) = kept.report(Some(run)) else {
+            return Ok(None);
+        };
+        let json = report_json(&report).map_err(|e| JsError::new(&e))?;
+        self.report = Some(report);
+        self.run = Some(run);
+        Ok(Some(json))
+    }
+
+    /// The judged run's series over `t0..t1` (seconds from its first stats line),
+    /// re-bucketed from the finer series kept, at chart resolution: JSON of the
+    /// report's `timeline` shape (`bucket_seconds`, `points`, `per_source`), for
+    /// [`Charts::zoom`]. After `finish()`.
+    pub fn window(&self, t0: f64, t1: f64) -> Result<String, JsError> {
+        let w = self
+            .kept
+            .as_ref()
+            .and_then(|k| k.window(self.run, t0, t1))
+            .ok_or_else(|| JsError::new("nothing kept to zoom into: call finish() first"))?;
+        serde_json::to_string(&w).map_err(|e| JsError::new(&e.to_string()))
+    }
+
+    /// The server runs (1-based) `judge()` gives without reading again.
+    pub fn runs_kept(&self) -> Vec<u32> {
+        self.kept.as_ref().map(Kept::runs_kept).unwrap_or_default()
+    }
+
+    /// Runs let go for memory (the oldest, past `batchlens_core::KEPT_BYTES`).
+    pub fn runs_let_go(&self) -> u32 {
+        self.kept.as_ref().map_or(0, Kept::runs_let_go)
+    }
+}
+
+impl Session {
+    /// A session reading with `opts`, keeping what it reads.
+    fn reading(opts: Options) -> Session {
         Session {
+            run: opts.run,
             input: Some(input::Input::new(Analyzer::new(Options {
-                run: run.filter(|&r| r >= 1),
-                ..Options::default()
+                keep: true,
+                ..opts
             }))),
             report: None,
             gzip: false,
+            kept: None,
         }
     }
+}
 
+#[wasm_bindgen]
+impl Session {
     /// Reads the next slice of the file (any size; lines may span slices). Fails
     /// when a gzip file is damaged; `finish()` then reports what was read before.
     pub fn feed(&mut self, chunk: &[u8]) -> Result<(), JsError> {
@@ -170,8 +234,9 @@ impl Session {
     /// report of what was read, as does every later call.
     pub fn finish(&mut self) -> Result<String, JsError> {
         if let Some(i) = self.input.take() {
-            let (report, cut) = i.finish();
+            let (report, kept, cut) = i.finish_keeping();
             self.report = Some(report);
+            self.kept = kept;
             if let Some(e) = cut {
                 return Err(JsError::new(&e));
             }
@@ -269,6 +334,8 @@ pub fn analyze(bytes: &[u8]) -> Result<String, JsError> {
 #[wasm_bindgen]
 pub struct Charts {
     data: ChartData,
+    /// The report's own series while a window is shown ([`Charts::zoom`]).
+    full: Option<ChartData>,
 }
 
 #[wasm_bindgen]
@@ -277,7 +344,43 @@ impl Charts {
     pub fn new(report_json: &str) -> Result<Charts, JsError> {
         let view: ReportView = serde_json::from_str(report_json)
             .map_err(|e| JsError::new(&format!("not a batchlens JSON report: {e}")))?;
-        Ok(Charts { data: view.into() })
+        Ok(Charts {
+            data: view.into(),
+            full: None,
+        })
+    }
+
+    /// Draws from then on the series of a window (the JSON `Session.window()`
+    /// returns) instead of the report's, until `unzoom()`.
+    pub fn zoom(&mut self, window_json: &str) -> Result<(), JsError> {
+        let t: TimelineView = serde_json::from_str(window_json)
+            .map_err(|e| JsError::new(&format!("not a timeline window: {e}")))?;
+        let full = self.full.get_or_insert_with(|| self.data.clone());
+        let mut data = full.clone();
+        data.set_timeline(t);
+        self.data = data;
+        Ok(())
+    }
+
+    /// The report's own series again.
+    pub fn unzoom(&mut self) {
+        if let Some(full) = self.full.take() {
+            self.data = full;
+        }
+    }
+
+    /// The width of the buckets drawn, seconds (finer while zoomed).
+    pub fn bucket_seconds(&self) -> f64 {
+        self.data.bucket_seconds
+    }
+
+    /// Buckets with data in `t0..t1` of the series drawn (`source` as for `draw`).
+    pub fn buckets_in(&self, source: Option<String>, t0: f64, t1: f64) -> u32 {
+        self.data
+            .series(source.as_deref().filter(|s| !s.is_empty()))
+            .iter()
+            .filter(|p| p.t_s >= t0 && p.t_s < t1)
+            .count() as u32
     }
 
     /// Names of the sources (ranks / engines) with their own series.
@@ -428,5 +531,57 @@ mod tests {
         let tok = |v: &serde_json::Value| v["predicted"]["gen_throughput_tok_s"].as_f64().unwrap();
         assert!(tok(&more) > tok(&base) * 1.2, "{more} vs {base}");
         assert_eq!(more["changes"][0]["parameter"], "kv_scale");
+    }
+
+    fn example(name: &str) -> Vec<u8> {
+        std::fs::read(format!(
+            "{}/../../examples/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn another_run_is_judged_from_what_was_read_as_the_cli_judges_it() {
+        let mut log = example("sglang-kv-bound.log");
+        log.extend(example("sglang-kv-bound-larger-pool.log"));
+        let mut s = Session::new();
+        s.feed(&log).unwrap();
+        let last = s.finish().unwrap();
+        let run1 = batchlens_core::analyze(
+            &log,
+            Options {
+                run: Some(1),
+                ..Options::default()
+            },
+        );
+        assert_eq!(s.judge(1).unwrap().unwrap(), report_json(&run1).unwrap());
+        // The session's report is now run 1's; run 2 is the last again.
+        assert_eq!(s.markdown().unwrap(), render::markdown(&run1));
+        assert_eq!(s.judge(2).unwrap().unwrap(), last);
+        assert_eq!(s.runs_kept(), vec![1, 2]);
+    }
+
+    #[test]
+    fn a_window_is_drawn_from_finer_buckets_and_unzoomed_back() {
+        let mut s = Session::new();
+        s.feed(&example("sglang-retractions.log")).unwrap();
+        let json = s.finish().unwrap();
+        let mut charts = Charts::new(&json).unwrap();
+        let coarse = charts.bucket_seconds();
+        let end = coarse * 512.0;
+        let all = charts.buckets_in(None, 0.0, end);
+        let before = charts.buckets_in(None, end * 0.2, end * 0.3);
+        charts
+            .zoom(&s.window(end * 0.2, end * 0.3).unwrap())
+            .unwrap();
+        assert!(charts.bucket_seconds() < coarse);
+        let after = charts.buckets_in(None, end * 0.2, end * 0.3);
+        assert!(after > before, "{after} buckets zoomed, {before} before");
+        charts.unzoom();
+        assert_eq!(
+            (charts.bucket_seconds(), charts.buckets_in(None, 0.0, end)),
+            (coarse, all)
+        );
     }
 }

@@ -75,3 +75,41 @@ fn session_draws_on_a_canvas_by_id() {
     assert!(drawn_pixels(&c) > 2000);
     assert!(s.markdown().unwrap().contains('#'));
 }
+
+#[wasm_bindgen_test]
+fn another_run_and_a_window_come_from_what_was_read() {
+    let mut log = include_bytes!("../../../examples/sglang-kv-bound.log").to_vec();
+    log.extend_from_slice(include_bytes!(
+        "../../../examples/sglang-kv-bound-larger-pool.log"
+    ));
+    let mut s = Session::new();
+    s.feed(&log).unwrap();
+    let last = s.finish().unwrap();
+    let first = s.judge(1).unwrap().unwrap();
+    assert_ne!(first, last);
+    assert!(first.contains("\"analyzed\": true"));
+    assert_eq!(s.judge(2).unwrap().unwrap(), last);
+    let mut charts = Charts::new(&last).unwrap();
+    let coarse = charts.bucket_seconds();
+    let end = coarse * 512.0;
+    let before = charts.buckets_in(None, end * 0.1, end * 0.2);
+    charts
+        .zoom(&s.window(end * 0.1, end * 0.2).unwrap())
+        .unwrap();
+    assert!(charts.bucket_seconds() < coarse);
+    assert!(charts.buckets_in(None, end * 0.1, end * 0.2) > before);
+    let c = canvas("zoomed");
+    charts
+        .draw_window(
+            c.clone(),
+            "concurrency",
+            false,
+            None,
+            1.0,
+            Some(end * 0.1),
+            Some(end * 0.2),
+            None,
+        )
+        .unwrap();
+    assert!(drawn_pixels(&c) > 1000);
+}

@@ -107,6 +107,11 @@ fn unkey(k: u32) -> f64 {
 }
 
 impl Stream {
+    /// Bytes held on the heap (bounded: the exact values, then the histogram).
+    pub fn heap_bytes(&self) -> usize {
+        (self.exact.capacity() + self.hist.counts.capacity()) * 8
+    }
+
     pub fn add(&mut self, v: f64) {
         if !v.is_finite() {
             return;

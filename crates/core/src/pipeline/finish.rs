@@ -1,12 +1,61 @@
 //! The end of the input: the report, with the diagnosis, predictions and client figures.
 
+use super::kept::Kept;
 use super::Analyzer;
+use crate::engines::client::ClientLines;
 use crate::engines::Engine;
 use crate::input::lines::Line;
-use crate::report::{InputStats, Report, SCHEMA_VERSION};
+use crate::report::{ClientFigures, InputStats, Report, SCHEMA_VERSION};
 
 impl Analyzer {
-    pub fn finish(mut self) -> Report {
+    pub fn finish(self) -> Report {
+        self.finish_keeping().0
+    }
+
+    /// [`Analyzer::finish`], and with [`super::Options::keep`] what the read kept:
+    /// another run's report ([`Kept::report`]) and windows of the judged run's
+    /// series ([`Kept::window`]), without reading the log again.
+    pub fn finish_keeping(mut self) -> (Report, Option<Kept>) {
+        let (input, engine) = self.end_of_input();
+        let judge = Judge {
+            input,
+            engine,
+            client: self.opts.client.take(),
+            roofline: std::mem::take(&mut self.opts.roofline),
+            diagnose: !self.opts.no_diagnosis,
+        };
+        let current = std::mem::take(&mut self.client_lines);
+        let last_run = self.client_run;
+        let Some(archive) = self.archive.take() else {
+            let kept = self.client_kept.take();
+            let f = self.timeline.finish();
+            let report = judge.report(f, |judged| match (judged, kept) {
+                (Some(j), Some((k, kept))) if j == k => kept,
+                (Some(j), _) if j != last_run => ClientLines::default(),
+                _ => current,
+            });
+            return (report, None);
+        };
+        let mut last = self.timeline;
+        let read_kept = last.take_kept();
+        let kept = Kept {
+            judge,
+            read_wanted: self.opts.run.map(|r| r.saturating_sub(1)),
+            read_kept,
+            read_client_kept: self.client_kept.take(),
+            last,
+            last_client: current,
+            archive: *archive,
+        };
+        let report = kept
+            .report(self.opts.run)
+            .expect("the run the read judged is kept");
+        (report, Some(kept))
+    }
+
+    /// The end of the input: what it says of itself, and the engine judged
+    /// (the same whichever run is).
+    fn end_of_input(&mut self) -> (InputStats, String) {
         self.end_input();
         let mut splitter = std::mem::take(&mut self.splitter);
         splitter.finish(&mut |l: Line<'_>| self.on_line(l.no, l.bytes));
@@ -14,7 +63,7 @@ impl Analyzer {
         if let Some((no, held)) = self.held.take() {
             self.process(no, &held, true);
         }
-        let mut input = self.input;
+        let mut input = std::mem::take(&mut self.input);
         for (kind, n) in ["decode", "prefill", "interval"]
             .into_iter()
             .zip(self.stat_kinds)
@@ -23,7 +72,7 @@ impl Analyzer {
                 input.stat_lines_by_kind.insert(kind.to_string(), n);
             }
         }
-        self.other_kinds.into_map(&mut input.other_lines_by_kind);
+        std::mem::take(&mut self.other_kinds).into_map(&mut input.other_lines_by_kind);
         input.lines = splitter.lines();
         input.overlong_lines = splitter.overlong_lines + self.overlong_joined;
         input.clock_regressions = self.timeline.clock_regressions;
@@ -71,9 +120,29 @@ impl Analyzer {
         {
             input.other_server = None;
         }
-        let mut f = self.timeline.finish();
+        (input, engine)
+    }
+}
+
+/// What judges a run's timeline once the input has ended: the same for every run.
+pub(super) struct Judge {
+    input: InputStats,
+    engine: String,
+    client: Option<ClientFigures>,
+    roofline: super::roofline::RooflineChoice,
+    diagnose: bool,
+}
+
+impl Judge {
+    /// The report of a finished timeline; `client_lines` gives the client lines
+    /// of the run judged (0-based; `None` for a log of one run).
+    pub(super) fn report(
+        &self,
+        mut f: crate::timeline::Finished,
+        client_lines: impl FnOnce(Option<u32>) -> ClientLines,
+    ) -> Report {
         let previous = f.previous.take();
-        let mut report = report_of(f, engine, input);
+        let mut report = report_of(f, self.engine.clone(), self.input.clone());
         let profile = crate::engines::profile_for(&report);
         if report.engine != "unknown" {
             report.events.eviction = profile.eviction.0.to_string();
@@ -86,20 +155,15 @@ impl Analyzer {
         });
         // The client figures of the judged run.
         let judged = report.runs.iter().find(|r| r.analyzed).map(|r| r.run - 1);
-        let lines = match (judged, self.client_kept.take()) {
-            (Some(j), Some((k, kept))) if j == k => kept,
-            (Some(j), _) if j != self.client_run => crate::engines::client::ClientLines::default(),
-            _ => std::mem::take(&mut self.client_lines),
-        };
-        let (block, requests) = lines.finish();
+        let (block, requests) = client_lines(judged).finish();
         report.client =
-            crate::engines::client::combine(self.opts.client.take(), block, requests.as_ref());
+            crate::engines::client::combine(self.client.clone(), block, requests.as_ref());
         report.requests = requests;
         if let Some(c) = &report.client {
             report.reconciliation = crate::analysis::reconcile::reconcile(&report, c);
         }
-        report.roofline = super::roofline::apply(&report, &self.opts.roofline);
-        if !self.opts.no_diagnosis {
+        report.roofline = super::roofline::apply(&report, &self.roofline);
+        if self.diagnose {
             report.diagnosis = crate::diagnose::diagnose(&report, profile);
         }
         report

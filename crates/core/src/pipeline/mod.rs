@@ -2,6 +2,7 @@
 
 pub mod access_layouts;
 mod finish;
+pub mod kept;
 mod options;
 mod pieces;
 mod ranges;
@@ -86,6 +87,8 @@ pub struct Analyzer {
     own_ahead: Option<ReadAhead>,
     /// The format files' line formats (`None` without any).
     custom: Option<Box<crate::engines::custom::Reader>>,
+    /// Each run that ended, with its client lines ([`Options::keep`]).
+    archive: Option<Box<kept::Archive>>,
 }
 
 /// A line as read ahead: its reading, and where its records lie in `ahead_recs`.
@@ -105,7 +108,12 @@ impl Default for Analyzer {
 
 impl Analyzer {
     pub fn new(opts: Options) -> Self {
-        let timeline = Timeline::judging(opts.run);
+        let timeline = if opts.keep {
+            Timeline::keeping(opts.run)
+        } else {
+            Timeline::judging(opts.run)
+        };
+        let archive = opts.keep.then(Box::default);
         let parsers = engines_tried(&opts).into_iter().map(parser_for).collect();
         let own_ahead = Some(ReadAhead::new(&opts));
         let custom = crate::engines::custom::Reader::new(&opts.formats).map(Box::new);
@@ -142,6 +150,7 @@ impl Analyzer {
             other_kinds: Tally::default(),
             other_servers: Default::default(),
             own_ahead,
+            archive,
         }
     }
 

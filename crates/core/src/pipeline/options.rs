@@ -19,6 +19,11 @@ pub struct Options {
     pub formats: crate::engines::custom::Formats,
     /// The GPU and model (`--gpu`, `--model`): fills `report.roofline`.
     pub roofline: super::roofline::RooflineChoice,
+    /// Keep every run and finer series ([`crate::Analyzer::finish_keeping`]): a
+    /// front end can then judge another run or zoom without reading again. Costs
+    /// memory (bounded: [`super::kept::KEPT_BYTES`] for the runs that ended) and a
+    /// little time per line.
+    pub keep: bool,
 }
 
 /// The engines whose parsers read each line, in order.

@@ -202,6 +202,16 @@ impl Analyzer {
     /// kept with it when the timeline keeps it.
     fn client_next_run(&mut self) {
         let ended = std::mem::take(&mut self.client_lines);
+        if let Some(archive) = self.archive.as_mut() {
+            for t in self.timeline.take_ended() {
+                let client = if t.run() == self.client_run {
+                    ended.clone()
+                } else {
+                    Default::default()
+                };
+                archive.push(t, client);
+            }
+        }
         if self.timeline.kept_run() == Some(self.client_run) {
             self.client_kept = Some((self.client_run, ended));
         }

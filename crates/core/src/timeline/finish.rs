@@ -19,14 +19,8 @@ impl Timeline {
         let mut runs = std::mem::take(&mut self.runs);
         runs.push(self.brief());
         let restarts = self.restarts;
-        let last_lines = self.run_stat_lines;
         let kept = self.kept.take();
-        let judge_kept = kept.as_ref().is_some_and(|k| {
-            self.wanted == Some(k.run)
-                || (self.wanted != Some(self.run)
-                    && last_lines < SHORT_RUN_LINES
-                    && k.run_stat_lines >= LONGER_RUN_FACTOR * last_lines.max(1))
-        });
+        let judge_kept = kept.as_ref().is_some_and(|k| self.judges_kept(k));
         let (judged, other) = match kept {
             Some(k) if judge_kept => (*k, None),
             k => (self, k),
@@ -43,6 +37,26 @@ impl Timeline {
         f.runs = runs;
         f.previous = previous;
         f
+    }
+
+    /// Whether the earlier run `kept` is judged rather than this, the last: it was
+    /// asked for, or this one is too short and it is long.
+    fn judges_kept(&self, kept: &Timeline) -> bool {
+        let last_lines = self.run_stat_lines;
+        self.wanted == Some(kept.run)
+            || (self.wanted != Some(self.run)
+                && last_lines < SHORT_RUN_LINES
+                && kept.run_stat_lines >= LONGER_RUN_FACTOR * last_lines.max(1))
+    }
+
+    /// The run [`Timeline::finish_judging`] judges, whole.
+    pub fn into_judged(mut self, wanted: Option<u32>, kept: Option<Timeline>) -> Timeline {
+        self.flush_merging();
+        self.wanted = wanted;
+        match kept {
+            Some(k) if !self.runs.is_empty() && self.judges_kept(&k) => k,
+            _ => self,
+        }
     }
 
     fn finish_run(mut self) -> Finished {

@@ -35,7 +35,7 @@ impl Rate {
 }
 
 /// The records of one source merged so far.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub(super) struct Merging {
     /// The latest record: the state (running, queue, pool) at the end of the span.
     last: Option<Sample>,

@@ -17,7 +17,9 @@ use phase::{main_phase, Phase};
 
 use crate::model::time::{format_stamp, Clock, Stamp};
 use crate::model::{ConfigItem, Event, EventKind, Record, Sample, SampleKind, SourceName};
-use crate::report::{EventSummary, RunSummary, SourceSummary, Summary, TimelineReport};
+use crate::report::{
+    EventSummary, RunSummary, SourceSeries, SourceSummary, Summary, TimelineReport,
+};
 use crate::text::round::sig;
 use crate::timeline::series::{Obs, Series};
 
@@ -38,7 +40,7 @@ pub const SHORT_RUN_LINES: u64 = 20;
 const LONGER_RUN_FACTOR: u64 = 5;
 
 /// A running mean: all a source's summary shows (no quantiles, so no histogram per source).
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct Mean {
     n: u64,
     sum: f64,
@@ -57,7 +59,7 @@ impl Mean {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct SourceAcc {
     /// The label as samples carry it: found by comparing whole fixed-size labels.
     name: SourceName,
@@ -77,7 +79,7 @@ struct SourceAcc {
     prompt_since: f64,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Timeline {
     clock: Option<Clock>,
     t0: Option<f64>,
@@ -135,6 +137,11 @@ pub struct Timeline {
     kept: Option<Box<Timeline>>,
     /// The run asked for (0-based), if any.
     wanted: Option<u32>,
+    /// Each run is kept (for a front end that judges another run or zooms without
+    /// reading again): its series carry finer twins, and each run that ends is
+    /// handed out whole ([`Timeline::take_ended`]).
+    keep: bool,
+    ended: Vec<Timeline>,
 }
 
 /// What the timeline hands to the report.
@@ -186,8 +193,14 @@ impl Timeline {
         if self.sources.len() >= MAX_SOURCES {
             return MAX_SOURCES - 1;
         }
+        let series = if self.keep && self.sources.len() < MAX_SOURCE_SERIES {
+            Series::detailed(series::SOURCE_DETAIL_BUCKETS)
+        } else {
+            Series::default()
+        };
         self.sources.push(SourceAcc {
             name: *name,
+            series,
             ..SourceAcc::default()
         });
         self.sources.len() - 1
@@ -242,6 +255,22 @@ impl Timeline {
         }
     }
 
+    /// A timeline that keeps every run and finer series ([`Timeline::take_ended`],
+    /// [`Timeline::window`]), judging run `run` (1-based) when given.
+    pub fn keeping(run: Option<u32>) -> Timeline {
+        Timeline {
+            keep: true,
+            series: Series::detailed(series::DETAIL_BUCKETS),
+            ..Timeline::judging(run)
+        }
+    }
+
+    /// The runs that ended since the last call, each whole as it ended (a
+    /// keeping timeline's; none otherwise).
+    pub fn take_ended(&mut self) -> Vec<Timeline> {
+        std::mem::take(&mut self.ended)
+    }
+
     /// The current run's number (0 for the first): it changes at each restart.
     pub fn run(&self) -> u32 {
         self.run
@@ -278,20 +307,24 @@ impl Timeline {
         self.run = old.run + 1;
         self.wanted = old.wanted;
         self.run_first_line = line;
-        // The run to judge if the last proves too short: the latest that is long
-        // enough, else the longest short one.
+        self.keep = old.keep;
+        if old.keep {
+            self.series = Series::detailed(series::DETAIL_BUCKETS);
+            self.ended = std::mem::take(&mut old.ended);
+        }
         let earlier = old.kept.take();
-        self.kept = match earlier {
-            _ if self.wanted == Some(old.run) => Some(Box::new(old)),
-            Some(k) if self.wanted == Some(k.run) => Some(k),
-            Some(k)
-                if old.run_stat_lines < SHORT_RUN_LINES
-                    && old.run_stat_lines <= k.run_stat_lines =>
-            {
-                Some(k)
-            }
-            _ if old.run_stat_lines > 0 => Some(Box::new(old)),
-            e => e,
+        if old.keep {
+            self.ended.push(old.clone());
+        }
+        let keeps_old = keeps_ended(
+            earlier.as_ref().map(|k| (k.run, k.run_stat_lines)),
+            (old.run, old.run_stat_lines),
+            self.wanted,
+        );
+        self.kept = if keeps_old {
+            Some(Box::new(old))
+        } else {
+            earlier
         };
         self.push_event(Event {
             line,
@@ -573,6 +606,124 @@ impl Timeline {
             });
             self.decode
                 .add(src, rel, s, covered, &mut self.series, false);
+        }
+    }
+}
+
+/// Whether a run that just ended (`ended`: its number and stats lines) replaces
+/// the run kept so far (`kept`) as the one to judge if the last proves too
+/// short: the run asked for, else the latest long enough, else the longest
+/// short one.
+fn keeps_ended(kept: Option<(u32, u64)>, ended: (u32, u64), wanted: Option<u32>) -> bool {
+    let (run, lines) = ended;
+    match kept {
+        _ if wanted == Some(run) => true,
+        Some((k, _)) if wanted == Some(k) => false,
+        Some((_, k_lines)) if lines < SHORT_RUN_LINES && lines <= k_lines => false,
+        _ => lines > 0,
+    }
+}
+
+impl Timeline {
+    /// The run (0-based) a read that asks for none keeps whole besides the last,
+    /// from the runs listed: `None` when none is, or some were let go.
+    pub fn default_kept_run(&self) -> Option<u32> {
+        let mut kept: Option<(u32, u64)> = None;
+        for r in &self.runs {
+            let ended = (r.run - 1, r.stat_lines);
+            if keeps_ended(kept, ended, None) {
+                kept = Some(ended);
+            }
+        }
+        kept.map(|(run, _)| run)
+    }
+
+    /// Whether every run of the log is listed (none let go past [`MAX_RUNS_LISTED`]).
+    pub fn lists_every_run(&self) -> bool {
+        self.runs.len() as u64 == self.restarts
+    }
+
+    /// The earlier run kept whole, taken out (see [`Timeline::finish_judging`]).
+    pub fn take_kept(&mut self) -> Option<Timeline> {
+        self.kept.take().map(|k| *k)
+    }
+
+    /// Ends the log as a read that asked for run `wanted` (0-based) would, with
+    /// `kept` the earlier run such a read keeps whole: the one asked for once it
+    /// ended, else [`Timeline::default_kept_run`].
+    pub fn finish_judging(mut self, wanted: Option<u32>, kept: Option<Timeline>) -> Finished {
+        self.wanted = wanted;
+        self.kept = kept.map(Box::new);
+        self.finish()
+    }
+
+    /// Bytes this run holds on the heap, roughly (its series and statistics).
+    pub fn heap_bytes(&self) -> usize {
+        let streams = |p: &Phase| {
+            [
+                &p.running,
+                &p.queued,
+                &p.kv_usage,
+                &p.kv_tokens,
+                &p.gen,
+                &p.input,
+            ]
+            .iter()
+            .map(|st| st.heap_bytes())
+            .sum::<usize>()
+        };
+        std::mem::size_of::<Timeline>()
+            + self.series.heap_bytes()
+            + self
+                .sources
+                .iter()
+                .map(|s| std::mem::size_of::<SourceAcc>() + s.series.heap_bytes())
+                .sum::<usize>()
+            + streams(&self.decode)
+            + streams(&self.prefill)
+            + self.runs.capacity() * std::mem::size_of::<RunSummary>()
+            + self.events.first.capacity() * std::mem::size_of::<Event>()
+            + self.gaps.capacity() * std::mem::size_of::<Gap>()
+    }
+
+    /// The run's series over `[t0_s, t1_s)` (seconds from its first stats line) at
+    /// chart resolution, from the finer twins a keeping timeline holds (see
+    /// [`Series::window`]): the combined series and each source's, all in
+    /// buckets of one width. The report's `timeline` shape, without its gaps.
+    pub fn window(self, t0_s: f64, t1_s: f64) -> TimelineReport {
+        let mut t = self;
+        t.kept = None;
+        t.ended = Vec::new();
+        t.flush_merging();
+        t.decode.close(&mut t.series, false);
+        t.prefill.close(&mut t.series, true);
+        let has_decode = t.decode.rounds > 0;
+        let shown = if t.sources.len() > 1 {
+            &t.sources[..t.sources.len().min(MAX_SOURCE_SERIES)]
+        } else {
+            &[]
+        };
+        // One width for all, so a rank's chart breaks its lines where the combined one would.
+        let min_width = shown
+            .iter()
+            .map(|s| s.series.detail_width())
+            .fold(0.0, f64::max);
+        let (width, points) = t.series.window(t0_s, t1_s, has_decode, min_width);
+        let per_source = shown
+            .iter()
+            .map(|s| SourceSeries {
+                source: s.name.to_string(),
+                points: s.series.window(t0_s, t1_s, has_decode, width).1,
+            })
+            .collect();
+        TimelineReport {
+            bucket_seconds: width,
+            points,
+            per_source,
+            idle_gaps: Vec::new(),
+            idle_gap_count: 0,
+            max_queued_line: None,
+            max_running_line: None,
         }
     }
 }

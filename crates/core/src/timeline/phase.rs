@@ -41,7 +41,7 @@ impl Held {
 }
 
 /// Combined statistics of one phase (decode/interval lines, or prefill lines).
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub(super) struct Phase {
     pending: Vec<Option<Held>>,
     /// How many of `pending` are set.

@@ -125,7 +125,7 @@ impl ClientFigures {
 }
 
 /// Recognises client-side lines inside a log as they stream past.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ClientLines {
     block: Option<ClientFigures>,
     /// Rows seen in the open block.
@@ -134,7 +134,7 @@ pub struct ClientLines {
     req: RequestAcc,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct RequestAcc {
     stats: RequestStats,
     e2e: Stream,

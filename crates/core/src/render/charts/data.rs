@@ -103,6 +103,18 @@ impl ChartData {
         }
     }
 
+    /// Draws other series of the run: a window of its timeline at a finer
+    /// width (the report's caps, steady window and words stay).
+    pub fn set_timeline(&mut self, t: TimelineView) {
+        self.points = t.points;
+        self.sources = t
+            .per_source
+            .into_iter()
+            .map(|s| (s.source, s.points))
+            .collect();
+        self.bucket_seconds = t.bucket_seconds;
+    }
+
     pub fn source_names(&self) -> Vec<String> {
         self.sources.iter().map(|(s, _)| s.clone()).collect()
     }
@@ -137,8 +149,10 @@ struct EventsView {
     eviction: String,
 }
 
+/// The report's `timeline` (its series), as JSON gives it: the report's, or a
+/// window of it re-bucketed finer (`Kept::window`) for [`ChartData::set_timeline`].
 #[derive(Debug, Default, Deserialize)]
-struct TimelineView {
+pub struct TimelineView {
     #[serde(default)]
     bucket_seconds: f64,
     #[serde(default)]

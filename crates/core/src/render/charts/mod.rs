@@ -7,7 +7,7 @@
 mod data;
 mod describe;
 
-pub use data::{ChartData, ChartPoint, ReportView};
+pub use data::{ChartData, ChartPoint, ReportView, TimelineView};
 
 pub use describe::describe;
 
