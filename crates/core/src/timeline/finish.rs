@@ -88,12 +88,17 @@ impl Timeline {
             }),
             out_of_memory_events: self.events.out_of_memory,
             restarts: self.events.restarts,
-            prefill_time_share: (self.iteration_s > 0.0)
-                .then(|| dec(self.prefill_s / self.iteration_s, 4)),
+            prefill_time_share: if self.iteration_s > 0.0 {
+                Some(dec(self.prefill_s / self.iteration_s, 4))
+            } else {
+                (self.steps_timed >= super::MIN_STEPS_FOR_SHARE && self.step_s > 0.0)
+                    .then(|| dec(self.step_prefill_s / self.step_s, 4))
+            },
             graph_lines: self.graph_lines,
             graph_off_lines: self.graph_off_lines,
             graph_off_min_running: self.graph_off_min_running,
             engine_estimates: self.engine_est,
+            accept_len: self.accept_len,
         };
         let sources = self
             .sources
@@ -139,6 +144,7 @@ impl Timeline {
                 idle_gap_count: self.gap_count,
                 max_queued_line: main.max_queued_line.map(|(_, l)| l),
                 max_running_line: main.max_running_line.map(|(_, l)| l),
+                steps: self.series.steps(),
             },
             runs: Vec::new(),
             previous: None,
