@@ -108,7 +108,8 @@ pub fn roofline(r: &Report, hw: &Hardware) -> Roofline {
         };
         Some(StepBytes {
             weights_read: (dense_read + routed_read) / tp as f64,
-            kv: kv_tok * context?,
+            // Unknown context (no pool size in the log): the weights alone, a lower bound.
+            kv: context.map_or(0.0, |k| kv_tok * k),
             experts,
         })
     };
@@ -153,7 +154,7 @@ pub fn roofline(r: &Report, hw: &Hardware) -> Roofline {
     };
     let achieved = steps.zip(bytes_per_step).map(|(st, b)| st * b);
     let ceiling = batch
-        .zip(bytes_per_step)
+        .zip(bytes_per_step.filter(|_| context.is_some()))
         .filter(|(_, b)| *b > 0.0)
         .map(|(n, b)| n * schedulers as f64 * peak_bw / b);
 
@@ -197,6 +198,9 @@ pub fn roofline(r: &Report, hw: &Hardware) -> Roofline {
         .then(|| r.summary.graph_off_lines as f64 / r.summary.graph_lines as f64);
     if graph_off_share.is_some_and(|g| g >= 0.2) {
         reasons.push("cuda_graph_off".to_string());
+    }
+    if context.is_none() {
+        reasons.push("kv_context_unknown".to_string());
     }
     if bytes_per_step.is_some_and(|b| b / peak_bw < SHORT_STEP_S) {
         reasons.push("small_batch_fast_gpu".to_string());
@@ -317,12 +321,18 @@ struct StepTimes {
 impl StepTimes {
     fn of(r: &Report, w: &Window, schedulers: u64) -> Option<StepTimes> {
         let mut t = StepSums::default();
+        let width = r.timeline.bucket_seconds;
+        // The time the window's step lines span (the window's edges are its stats
+        // lines', which may reach past the last step line).
+        let (mut from, mut to) = (f64::INFINITY, f64::NEG_INFINITY);
         for b in r
             .timeline
             .steps
             .iter()
             .filter(|b| b.t_s >= w.start_s && b.t_s < w.end_s)
         {
+            from = from.min(b.t_s);
+            to = to.max(b.t_s + width);
             t.steps += b.steps;
             t.secs += b.secs;
             t.decode_steps += b.decode_steps;
@@ -337,7 +347,7 @@ impl StepTimes {
         }
         let n = f64::from(t.decode_steps);
         let step_s = t.decode_secs / n;
-        let busy_s = (w.end_s - w.start_s) * (1.0 - w.idle_share) * schedulers as f64;
+        let busy_s = (to - from).max(0.0) * (1.0 - w.idle_share) * schedulers as f64;
         let covered = busy_s > 0.0 && t.secs >= MIN_STEP_COVERAGE * busy_s;
         let (steps_per_s, from) = if covered {
             (1.0 / step_s, "iteration_times")

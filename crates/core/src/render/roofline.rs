@@ -21,6 +21,9 @@ pub fn reason_words(code: &str) -> &'static str {
     match code {
         "prefill_shares_interval" => "prefill runs in the intervals the decode rate covers",
         "cuda_graph_off" => "decode steps ran without a captured CUDA graph",
+        "kv_context_unknown" => {
+            "the log gives no KV pool size, so a step's bytes count the weights alone"
+        }
         "small_batch_fast_gpu" => {
             "a step at peak would take under 5 ms: per-step host work (scheduling, sampling, launches) weighs"
         }
@@ -68,12 +71,19 @@ pub fn lines(r: &Roofline) -> Vec<String> {
         }
     )];
     if let (Some(b), Some(st)) = (r.bytes_per_step_per_gpu, r.steps_per_s) {
-        let mut step = format!(
-            "- A decode step of {} requests holding {} KV tokens reads {} per GPU",
-            num(r.batch.unwrap_or(0.0)),
-            num(r.context_tokens.unwrap_or(0.0)),
-            gb(b)
-        );
+        let mut step = match r.context_tokens {
+            Some(k) => format!(
+                "- A decode step of {} requests holding {} KV tokens reads {} per GPU",
+                num(r.batch.unwrap_or(0.0)),
+                num(k),
+                gb(b)
+            ),
+            None => format!(
+                "- A decode step of {} requests reads at least {} per GPU (its KV is not in the log)",
+                num(r.batch.unwrap_or(0.0)),
+                gb(b)
+            ),
+        };
         if let Some(x) = r.experts_touched {
             step.push_str(&format!(" (about {} experts per layer touched)", num(x)));
         }

@@ -74,7 +74,8 @@ pub struct Roofline {
     /// Why the achieved figure understates the hardware's use: `prefill_shares_interval`
     /// (prefill ran in the intervals the rates cover), `cuda_graph_off` (steps were
     /// launched without a captured graph), `small_batch_fast_gpu` (a step at peak
-    /// would take under 5 ms, so per-step host overhead weighs).
+    /// would take under 5 ms, so per-step host overhead weighs), `kv_context_unknown`
+    /// (the log gives no KV pool size: a step's bytes are the weights alone, and no ceiling).
     pub lower_bound_reasons: Vec<String>,
     /// Why the achieved figure may overstate it: `speculative_tokens_per_step_unknown`
     /// (speculative decoding is on and the log does not say how many tokens a step

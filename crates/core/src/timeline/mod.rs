@@ -38,6 +38,10 @@ pub const SHORT_RUN_LINES: u64 = 20;
 const LONGER_RUN_FACTOR: u64 = 5;
 /// Engine steps a run must time for the share of its time spent prefilling.
 const MIN_STEPS_FOR_SHARE: u64 = 20;
+/// The share of the time the step lines span that their printed times must cover
+/// to be the steps' times (vLLM's, under async scheduling, are only the wait for a
+/// launched step's output: a few µs of each step).
+const MIN_STEP_COVERAGE: f64 = 0.5;
 /// Tokens a speculative step can commit, at most (drafts are a few to a few dozen long).
 const MAX_ACCEPT_LEN: f64 = 1000.0;
 
@@ -113,6 +117,8 @@ pub struct Timeline {
     /// Engine steps (`Record::Step`): how many, their seconds, the part spent
     /// prefilling, and the seconds of the latest that only decoded.
     steps_timed: u64,
+    /// The clock of the first and the last of them.
+    step_span: Option<(f64, f64)>,
     step_s: f64,
     step_prefill_s: f64,
     step_decode_s: Option<f64>,
@@ -260,6 +266,9 @@ impl Timeline {
             return;
         };
         self.series.add_step(t - t0, st);
+        let span = self.step_span.get_or_insert((t, t));
+        span.0 = span.0.min(t);
+        span.1 = span.1.max(t);
         self.steps_timed += 1;
         self.step_s += st.secs;
         if st.ctx_tokens > 0 {
