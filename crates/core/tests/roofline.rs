@@ -9,6 +9,8 @@ use batchlens_core::report::Roofline;
 use batchlens_core::{Analyzer, ModelChoice, Options, Report, RooflineChoice};
 use batchlens_sim::{simulate, LenDist, SimConfig};
 
+mod common;
+
 fn analyze(log: &str, choice: RooflineChoice) -> Report {
     let mut a = Analyzer::new(Options {
         roofline: choice,
@@ -446,8 +448,7 @@ fn the_throughput_chart_draws_the_decode_ceiling_dashed() {
 }
 
 fn fixture(rel: &str) -> String {
-    let p = format!("{}/../../tests/fixtures/{rel}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+    String::from_utf8(common::fixture(rel)).expect("a UTF-8 fixture")
 }
 
 const ITERATIONS: &str = "vllm/synthetic_v1-iteration-details-llama8b-steady-decode.log";
