@@ -51,21 +51,32 @@ export function initRoofline(ask) {
   model.addEventListener('input', () => { if (model.value) config = null; });
   apply.addEventListener('click', () => {
     out.textContent = 'Measuring…';
+    box.dataset.state = 'measuring';
     ask({ gpu: gpu.value, model: model.value || null, config });
   });
 
   return {
     /** Shows the worker's answer: the report's roofline in words, or the error. */
     shown(m) {
+      // The figures shown, on the box as numbers (what a test or a hook reads).
+      for (const k of ['gpu', 'model', 'mbu', 'ceiling', 'steps', 'stepsFrom']) delete box.dataset[k];
+      box.dataset.state = m.error ? 'error' : 'shown';
       if (m.error) { out.textContent = m.error; return; }
       const r = JSON.parse(m.json).roofline;
       if (!r) { out.textContent = 'No model: the log names none batchlens knows; pick one or drop its config.json.'; return; }
+      Object.assign(box.dataset, { gpu: r.gpu, model: r.model });
+      if (r.mbu != null) box.dataset.mbu = String(r.mbu);
+      if (r.decode_ceiling_tok_s != null) box.dataset.ceiling = String(r.decode_ceiling_tok_s);
+      if (r.steps_per_s != null) Object.assign(box.dataset, { steps: String(r.steps_per_s), stepsFrom: r.steps_from || '' });
       const pct = (v) => `${(v * 100).toFixed(0)}%`;
       const parts = [`${r.model} on ${r.gpu}`];
       if (r.mbu != null) parts.push(`decode reads ${(r.achieved_hbm_gb_s / 1000).toFixed(2)} of ${(r.peak_hbm_gb_s / 1000).toFixed(2)} TB/s: ${pct(r.mbu)} MBU`);
       if (r.decode_ceiling_tok_s != null) parts.push(`ceiling ${Math.round(r.decode_ceiling_tok_s).toLocaleString()} tok/s at this batch`);
       if (r.prefill_mfu != null) parts.push(`prefill ${pct(r.prefill_mfu)} MFU`);
+      if (r.steps_from === 'iteration_times' && r.step_time_ms != null) parts.push(`${r.step_time_ms} ms a decode step, as the engine times it`);
+      if (r.tokens_per_step != null) parts.push(`${r.tokens_per_step} tokens a speculative step`);
       if (r.lower_bound_reasons.length) parts.push(`a lower bound (${r.lower_bound_reasons.join(', ')})`);
+      if ((r.upper_bound_reasons || []).length) parts.push(`perhaps too high (${r.upper_bound_reasons.join(', ')})`);
       out.textContent = parts.join(' · ');
     },
   };

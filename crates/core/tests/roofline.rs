@@ -9,6 +9,8 @@ use batchlens_core::report::Roofline;
 use batchlens_core::{Analyzer, ModelChoice, Options, Report, RooflineChoice};
 use batchlens_sim::{simulate, LenDist, SimConfig};
 
+mod common;
+
 fn analyze(log: &str, choice: RooflineChoice) -> Report {
     let mut a = Analyzer::new(Options {
         roofline: choice,
@@ -443,4 +445,256 @@ fn the_throughput_chart_draws_the_decode_ceiling_dashed() {
     // The concurrency chart does not draw it.
     let s = svg(&data, None, Chart::Concurrency, &Theme::light(), (800, 400)).unwrap();
     assert!(!s.contains("decode ceiling"));
+}
+
+fn fixture(rel: &str) -> String {
+    String::from_utf8(common::fixture(rel)).expect("a UTF-8 fixture")
+}
+
+const ITERATIONS: &str = "vllm/synthetic_v1-iteration-details-llama8b-steady-decode.log";
+
+/// vLLM's `Iteration(N)` lines time each step: 60 decode steps of 15.2/15.4 ms at
+/// 128 requests a second, and one 75.3 ms step that prefills 2048 prompt tokens
+/// beside them. Steps per second are the decode steps' own (65.4/s), where rate ÷
+/// running (7807 ÷ 128 = 61.0/s) counts the prefill step's time as decode's.
+#[test]
+fn vllm_step_lines_give_the_decode_step_time_and_prefill_its_own_time() {
+    let log = fixture(ITERATIONS);
+    let r = analyze(&log, choice("h100", None));
+    // The cut step line at the end is a parse failure.
+    assert_eq!((r.input.stat_lines, r.input.damaged_stat_lines), (11, 1));
+    let f = roof(&r);
+    assert_eq!(f.model, "Llama-3.1-8B");
+    assert_eq!(f.steps_from, "iteration_times");
+    assert_eq!(f.step_time_ms, Some(15.3));
+    assert!(close(f.steps_per_s.unwrap(), 1000.0 / 15.3, 1e-4), "{f:?}");
+    assert_eq!((f.batch, f.context_tokens), (Some(128.0), Some(160_000.0)));
+    let bytes = LLAMA8_READ + 160_000.0 * 131_072.0;
+    assert!(close(f.bytes_per_step_per_gpu.unwrap(), bytes, 1e-4));
+    assert!(close(
+        f.achieved_hbm_gb_s.unwrap(),
+        bytes * 1000.0 / 15.3 / 1e9,
+        1e-4
+    ));
+    assert!(close(f.mbu.unwrap(), bytes * 1000.0 / 15.3 / 3.35e12, 1e-3));
+    // Decode-only steps leave prefill out: no lower bound for it.
+    assert!(
+        f.lower_bound_reasons.is_empty(),
+        "{:?}",
+        f.lower_bound_reasons
+    );
+    // Prefill: 2048 tokens in the 60 ms a prefill step takes beyond a decode step.
+    assert!(
+        close(f.prefill_tok_s_per_gpu.unwrap(), 2048.0 / 0.060, 1e-4),
+        "{f:?}"
+    );
+    let mfu = 2048.0 / 0.060 * 2.0 * f.active_params / 989.4e12;
+    assert!(f.prefill_mfu.unwrap() >= mfu - 1e-4, "{f:?}");
+    assert!(f.prefill_mfu.unwrap() < mfu * 1.05, "{f:?}");
+    // The share of the time prefill takes, as TensorRT-LLM's iterations give it: the
+    // first prefill step has no decode step before it to subtract.
+    let share = (75.3 + 9.0 * 60.0) / (10.0 * (75.3 + 30.0 * (15.2 + 15.4)));
+    assert!(close(r.summary.prefill_time_share.unwrap(), share, 1e-3));
+    let text = batchlens_core::render::text(&r, false);
+    assert!(
+        text.contains("65.4 steps/s (the engine's own step times: 15.3 ms a decode step)"),
+        "{text}"
+    );
+
+    // The same log without its step lines: rate ÷ running, a lower bound.
+    let stats: String = log
+        .lines()
+        .filter(|l| !l.contains("Iteration("))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let r = analyze(&stats, choice("h100", None));
+    let g = roof(&r);
+    assert_eq!(g.steps_from, "rate_per_request");
+    assert!(close(g.steps_per_s.unwrap(), 7807.0 / 128.0, 1e-4), "{g:?}");
+    assert_eq!(r.summary.prefill_time_share, None);
+    assert!(g.mbu.unwrap() < f.mbu.unwrap());
+}
+
+/// Under async scheduling vLLM's step time is only the wait for a launched step's
+/// output (a few µs where the GPU is ahead): such times are not the steps', which
+/// are counted over the time their lines span instead.
+#[test]
+fn step_times_that_leave_most_of_the_time_out_are_counted_instead() {
+    let log = fixture(ITERATIONS)
+        .replace("elapsed time: 15.20 ms", "elapsed time: 0.03 ms")
+        .replace("elapsed time: 15.40 ms", "elapsed time: 0.02 ms")
+        .replace("elapsed time: 75.30 ms", "elapsed time: 0.05 ms");
+    let r = analyze(&log, choice("h100", None));
+    let f = roof(&r);
+    assert_eq!(f.steps_from, "iteration_count");
+    assert_eq!(f.step_time_ms, None);
+    // 61 steps in each of the 10 seconds the step lines span.
+    assert!(close(f.steps_per_s.unwrap(), 61.0, 1e-3), "{f:?}");
+    // Nor is prefill's time: no share of the time from them, and the prompt rate
+    // stands for prefill's.
+    assert_eq!(r.summary.prefill_time_share, None);
+    assert!(
+        close(f.prefill_tok_s_per_gpu.unwrap(), 2048.0, 0.02),
+        "{f:?}"
+    );
+}
+
+/// Speculative decoding commits several tokens a request per step: rate ÷ running
+/// counts that many times too many steps. Divided by the log's own acceptance
+/// figure (SGLang's `accept len`, vLLM's mean acceptance length), the steps are the
+/// rate ÷ running of the same log read without it, over that figure.
+#[test]
+fn speculative_decoding_divides_the_steps_by_the_tokens_a_step_commits() {
+    let strip_accept = |l: &str| -> String {
+        match l.find("accept len: ") {
+            Some(i) => {
+                let end = i + l[i..].find(", ").expect("a next field") + 2;
+                format!("{}{}", &l[..i], &l[end..])
+            }
+            None => l.to_string(),
+        }
+    };
+    for (rel, gpu, model, accepted) in [
+        (
+            "sglang/sglang_05_npu-tp-ep-accept-len.log",
+            "ascend910b",
+            "DeepSeek-V3",
+            (3.05 + 2.83 + 2.63) / 3.0,
+        ),
+        (
+            "sglang/sglang_07_swa-spec-dflash-cap-len.log",
+            "h200",
+            "Qwen3-8B",
+            f64::NAN,
+        ),
+        (
+            "vllm/vllm_25_v1-specdecode-100pct-accept-loop.log",
+            "rtx4090",
+            "Qwen3-32B",
+            4.0,
+        ),
+    ] {
+        let log = fixture(rel);
+        let with = analyze(&log, choice(gpu, Some(model)));
+        let f = roof(&with);
+        let tokens = f.tokens_per_step.unwrap_or_else(|| panic!("{rel}: {f:?}"));
+        if accepted.is_finite() {
+            assert!(close(tokens, accepted, 2e-3), "{rel}: {tokens}");
+        }
+        assert!(tokens > 1.0, "{rel}");
+        let plain: String = log
+            .lines()
+            .filter(|l| !l.contains("SpecDecoding metrics"))
+            .map(|l| strip_accept(l) + "\n")
+            .collect();
+        let without = analyze(&plain, choice(gpu, Some(model)));
+        let g = roof(&without);
+        assert_eq!(g.tokens_per_step, None, "{rel}");
+        assert_eq!(
+            (f.steps_from.as_str(), g.steps_from.as_str()),
+            ("rate_per_request", "rate_per_request")
+        );
+        let (a, b) = (f.steps_per_s.unwrap(), g.steps_per_s.unwrap());
+        assert!(
+            close(a * tokens, b, 1e-3),
+            "{rel}: {a} × {tokens} against {b}"
+        );
+        assert!(
+            close(f.mbu.unwrap() * tokens, g.mbu.unwrap(), 2e-3),
+            "{rel}"
+        );
+    }
+}
+
+/// Where the startup lines turn speculative decoding on and no line says how many
+/// tokens a step commits, the figure may be too high, and the report says so.
+#[test]
+fn speculative_decoding_without_an_acceptance_figure_is_flagged_as_overstated() {
+    let mut log = String::from(
+        "(APIServer pid=1) INFO 01-01 00:00:00 [utils.py:1] non-default args: {'model': 'meta-llama/Llama-3.1-8B-Instruct', 'speculative_config': {'method': 'eagle3', 'num_speculative_tokens': 3}}\n\
+         (EngineCore_DP0 pid=9) INFO 01-01 00:00:20 [kv_cache_utils.py:1] GPU KV cache size: 200,000 tokens\n",
+    );
+    for i in 0..30 {
+        let (m, sec) = (1 + i * 10 / 60, i * 10 % 60);
+        log += &format!(
+            "(APIServer pid=1) INFO 01-01 00:{m:02}:{sec:02} [loggers.py:1] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 6400.0 tokens/s, Running: 64 reqs, Waiting: 0 reqs, GPU KV cache usage: 32.0%, Prefix cache hit rate: 0.0%\n"
+        );
+    }
+    let r = analyze(&log, choice("h100", None));
+    let f = roof(&r);
+    assert_eq!(
+        f.upper_bound_reasons,
+        ["speculative_tokens_per_step_unknown"]
+    );
+    assert!(close(f.steps_per_s.unwrap(), 100.0, 1e-6));
+    assert!(batchlens_core::render::text(&r, false)
+        .contains("Perhaps too high: speculative decoding is on"));
+    // With the acceptance lines the figure is divided and nothing is flagged.
+    let with: String = log.lines().map(|l| {
+        let mut s = format!("{l}\n");
+        if l.contains("Engine 000") {
+            s += &l.replace("[loggers.py:1] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 6400.0 tokens/s, Running: 64 reqs, Waiting: 0 reqs, GPU KV cache usage: 32.0%, Prefix cache hit rate: 0.0%", "[metrics.py:1] SpecDecoding metrics: Mean acceptance length: 2.50, Accepted throughput: 3840.00 tokens/s, Drafted throughput: 7680.00 tokens/s, Accepted: 38400 tokens, Drafted: 76800 tokens, Per-position acceptance rate: 0.800, 0.500, 0.200, Avg Draft acceptance rate: 50.0%");
+            s.push('\n');
+        }
+        s
+    }).collect();
+    let r = analyze(&with, choice("h100", None));
+    let f = roof(&r);
+    assert!(f.upper_bound_reasons.is_empty());
+    assert_eq!(f.tokens_per_step, Some(2.5));
+    assert!(close(f.steps_per_s.unwrap(), 40.0, 1e-6));
+}
+
+/// Real `--enable-mfu-metrics` lines (vLLM PR #30738, gpt-oss-120b on a B200) and
+/// SGLang's `est. prefill TFLOPS/s (per GPU)` (a PD prefill node's paste): the
+/// engine's own figure is read and shown beside batchlens', with their ratio.
+#[test]
+fn real_engine_estimates_are_read_and_shown_beside_batchlens_figures() {
+    let r = analyze(
+        &fixture("vllm/vllm_44_v1-mfu-metrics-gpt-oss-120b-b200-tp1.log"),
+        choice("b200", Some("gpt-oss-120b")),
+    );
+    assert_eq!((r.input.stat_lines, r.input.damaged_stat_lines), (4, 0));
+    let f = roof(&r);
+    let e = f.engine_reported.as_ref().expect("the engine's figures");
+    assert_eq!(e.hbm_gb_s, Some((772.8 + 269.3 + 344.9 + 349.3) / 4.0));
+    assert_eq!(e.tflops, Some((11.3 + 405.0 + 521.0 + 521.2) / 4.0));
+    // No pool size in the paste: the weights alone, and said so.
+    assert!(f
+        .lower_bound_reasons
+        .contains(&"kv_context_unknown".to_string()));
+    assert_eq!(f.decode_ceiling_tok_s, None);
+    let ratio = f.achieved_hbm_gb_s.unwrap() / e.hbm_gb_s.unwrap();
+    assert!((e.hbm_ratio.unwrap() - ratio).abs() <= 5e-4, "{e:?}");
+    let text = batchlens_core::render::text(&r, false);
+    assert!(
+        text.contains(&format!(
+            "The engine estimates 434 GB/s per GPU; batchlens' figure is {:.2}× it.",
+            ratio
+        )),
+        "{text}"
+    );
+
+    let r = analyze(
+        &fixture("sglang/sglang_50_pd-prefill-est-prefill-tflops-nixl-disconnect.log"),
+        RooflineChoice {
+            tp: Some(8),
+            ..choice("b200", Some("DeepSeek-V3"))
+        },
+    );
+    // `fwd occupancy: nan%` is the device timer's before it timed a forward, no damage.
+    assert_eq!((r.input.stat_lines, r.input.damaged_stat_lines), (2, 0));
+    let f = roof(&r);
+    let e = f.engine_reported.as_ref().expect("the engine's figures");
+    assert_eq!(e.prefill_tflops, Some((9.90 + 11.68) / 2.0));
+    // batchlens: 185.5 prompt tok/s over 8 GPUs × 2 × 36.6 B active parameters (the
+    // context is not known: no attention term) = 1.70 TFLOPS, 0.157 × the engine's.
+    assert_eq!(f.prefill_tok_s_per_gpu, Some((178.18 + 192.82) / 2.0 / 8.0));
+    let ours = f.prefill_tok_s_per_gpu.unwrap() * 2.0 * f.active_params / 1e12;
+    assert!(
+        (e.prefill_tflops_ratio.unwrap() - ours / 10.79).abs() <= 5e-4,
+        "{f:?}"
+    );
+    assert!(batchlens_core::render::text(&r, false)
+        .contains("The engine estimates 10.8 prefill TFLOPS per GPU"));
 }

@@ -43,6 +43,11 @@ const COUNTS: &[(&str, u64, u64)] = &[
         0,
     ),
     ("sglang_49_h200-single-prefill-line-client-28", 1, 0),
+    (
+        "sglang_50_pd-prefill-est-prefill-tflops-nixl-disconnect",
+        2,
+        0,
+    ),
 ];
 
 #[test]

@@ -8,7 +8,7 @@
 use crate::analysis::window::{steady, Window};
 use crate::model::hardware::Gpu;
 use crate::model::shapes::Shape;
-use crate::report::{EngineReported, Report, Roofline, RooflineSource};
+use crate::report::{EngineReported, Report, Roofline, RooflineSource, StepSums};
 use crate::text::round::{dec, sig};
 
 /// What is known of the hardware and the model, and the user's overrides of
@@ -27,6 +27,12 @@ pub struct Hardware<'a> {
 const SHORT_STEP_S: f64 = 0.005;
 /// Prefill taking this share of the time or more lowers the decode rate the lines report.
 const PREFILL_SHARE_MATTERS: f64 = 0.05;
+/// Decode-only steps in the window the engine must time before its step time is used.
+const MIN_TIMED_STEPS: u32 = 20;
+/// The steps' printed times must cover this share of the window's busy time to be
+/// the steps' times: vLLM times only the wait for the model's output after the
+/// step was launched, which under async scheduling is a fraction of the step.
+const MIN_STEP_COVERAGE: f64 = 0.5;
 
 /// Expected distinct experts a batch of `tokens` touches in a layer, each token
 /// choosing `k` of `e` (uniformly: real routers are skewed, so this is an upper bound).
@@ -102,21 +108,53 @@ pub fn roofline(r: &Report, hw: &Hardware) -> Roofline {
         };
         Some(StepBytes {
             weights_read: (dense_read + routed_read) / tp as f64,
-            kv: kv_tok * context?,
+            // Unknown context (no pool size in the log): the weights alone, a lower bound.
+            kv: context.map_or(0.0, |k| kv_tok * k),
             experts,
         })
     };
-    let bytes = step(moe_tokens, per.context);
+    let mut upper = Vec::new();
+    // Tokens a request commits per step: above 1 under speculative decoding.
+    let accepted = (r.summary.accept_len.1 > 0)
+        .then(|| r.summary.accept_len.0 / r.summary.accept_len.1 as f64)
+        .filter(|a| *a >= 1.0);
+    let timed = StepTimes::of(r, &w, schedulers);
+    let (batch, context, moe_tokens) = match timed.as_ref().and_then(|t| t.batch) {
+        // The bytes of the steps timed: their own batch, at the window's context a request.
+        Some(b) => (
+            Some(b),
+            per.context_per_request().map(|k| k * b).or(per.context),
+            Some(if dp_attention {
+                b * schedulers as f64
+            } else {
+                b
+            }),
+        ),
+        None => (per.batch, per.context, moe_tokens),
+    };
+    let bytes = step(moe_tokens, context);
     let bytes_per_step = bytes.as_ref().map(|b| b.weights_read + b.kv);
-    let steps = per
-        .gen
-        .zip(per.batch)
-        .filter(|(_, b)| *b > 0.0)
-        .map(|(g, b)| g / b);
+    let (steps, steps_from) = match timed
+        .as_ref()
+        .and_then(|t| t.steps_per_s.map(|v| (v, t.from)))
+    {
+        Some((v, from)) => (Some(v), from),
+        None => {
+            let per_request = per
+                .gen
+                .zip(per.batch)
+                .filter(|(_, b)| *b > 0.0)
+                .map(|(g, b)| g / b / accepted.unwrap_or(1.0));
+            if accepted.is_none() && c.speculative_algorithm.as_deref().is_some_and(spec_on) {
+                // Each step commits more than a token a request, by how much the log does not say.
+                upper.push("speculative_tokens_per_step_unknown".to_string());
+            }
+            (per_request, RATE_PER_REQUEST)
+        }
+    };
     let achieved = steps.zip(bytes_per_step).map(|(st, b)| st * b);
-    let ceiling = per
-        .batch
-        .zip(bytes_per_step)
+    let ceiling = batch
+        .zip(bytes_per_step.filter(|_| context.is_some()))
         .filter(|(_, b)| *b > 0.0)
         .map(|(n, b)| n * schedulers as f64 * peak_bw / b);
 
@@ -141,17 +179,28 @@ pub fn roofline(r: &Report, hw: &Hardware) -> Roofline {
         Some(sh) if sh > 0.0 => i / sh,
         _ => i,
     });
-    let prefill_per_gpu = prefill_rate.map(|p| p / gpus as f64);
+    // Where the engine times its steps: prompt tokens over the time its prefill
+    // steps took beyond a decode step, per scheduler.
+    let prefill_per_gpu = match timed.as_ref().and_then(|t| t.prefill_tok_s) {
+        Some(p) => Some(p * schedulers as f64 / gpus as f64),
+        None => prefill_rate.map(|p| p / gpus as f64),
+    };
     let prefill_mfu = prefill_per_gpu.map(|p| p * flops_per_token / peak_flops);
 
     let mut reasons = Vec::new();
-    if prefill_share.is_some_and(|sh| sh >= PREFILL_SHARE_MATTERS) {
+    // Decode-only steps' own times leave prefill out.
+    if steps_from != "iteration_times"
+        && prefill_share.is_some_and(|sh| sh >= PREFILL_SHARE_MATTERS)
+    {
         reasons.push("prefill_shares_interval".to_string());
     }
     let graph_off_share = (r.summary.graph_lines > 0)
         .then(|| r.summary.graph_off_lines as f64 / r.summary.graph_lines as f64);
     if graph_off_share.is_some_and(|g| g >= 0.2) {
         reasons.push("cuda_graph_off".to_string());
+    }
+    if context.is_none() {
+        reasons.push("kv_context_unknown".to_string());
     }
     if bytes_per_step.is_some_and(|b| b / peak_bw < SHORT_STEP_S) {
         reasons.push("small_batch_fast_gpu".to_string());
@@ -175,7 +224,10 @@ pub fn roofline(r: &Report, hw: &Hardware) -> Roofline {
                     }
                 });
                 let b = step(tokens, context).map(|b| b.weights_read + b.kv);
-                let steps = x.gen_throughput_tok_s_mean.zip(batch).map(|(g, n)| g / n);
+                let steps = x
+                    .gen_throughput_tok_s_mean
+                    .zip(batch)
+                    .map(|(g, n)| g / n / accepted.unwrap_or(1.0));
                 let achieved = steps.zip(b).map(|(st, b)| st * b);
                 RooflineSource {
                     source: x.source.clone(),
@@ -223,21 +275,98 @@ pub fn roofline(r: &Report, hw: &Hardware) -> Roofline {
         active_params: sig(s.active_params()),
         weights_bytes_per_gpu: sig((dense_all + routed) / tp as f64),
         kv_bytes_per_token_per_gpu: kv_tok,
-        batch: per.batch.map(sig),
-        context_tokens: per.context.map(sig),
+        batch: batch.map(sig),
+        context_tokens: context.map(sig),
         experts_touched: bytes.as_ref().and_then(|b| b.experts).map(sig),
         bytes_per_step_per_gpu: bytes_per_step.map(sig),
         steps_per_s: steps.map(sig),
+        steps_from: steps.map(|_| steps_from.to_string()).unwrap_or_default(),
+        step_time_ms: timed.as_ref().and_then(|t| t.step_s).map(|t| sig(t * 1e3)),
+        tokens_per_step: accepted.map(|a| dec(a, 3)),
         achieved_hbm_gb_s: achieved.map(|a| sig(a / 1e9)),
         mbu: achieved.map(|a| dec(a / peak_bw, 4)),
         prefill_tok_s_per_gpu: prefill_per_gpu.map(sig),
         prefill_mfu: prefill_mfu.map(|m| dec(m, 4)),
         decode_ceiling_tok_s: ceiling.map(sig),
         lower_bound_reasons: reasons,
+        upper_bound_reasons: upper,
         graph_off_share: graph_off_share.map(|g| dec(g, 4)),
         graph_off_min_batch: r.summary.graph_off_min_running.map(u64::from),
         per_source,
         engine_reported,
+    }
+}
+
+const RATE_PER_REQUEST: &str = "rate_per_request";
+
+/// A speculative algorithm setting that turns it on.
+fn spec_on(a: &str) -> bool {
+    let a = a.trim().trim_matches('\'').to_ascii_lowercase();
+    !a.is_empty() && a != "none" && a != "null"
+}
+
+/// The engine's own step times over the steady window, per scheduler.
+struct StepTimes {
+    /// Decode-only steps per second, and how they were found.
+    steps_per_s: Option<f64>,
+    from: &'static str,
+    /// A decode-only step's mean time, as printed.
+    step_s: Option<f64>,
+    /// Requests in a decode-only step.
+    batch: Option<f64>,
+    /// Prompt tokens per second of prefill steps' time beyond a decode step.
+    prefill_tok_s: Option<f64>,
+}
+
+impl StepTimes {
+    fn of(r: &Report, w: &Window, schedulers: u64) -> Option<StepTimes> {
+        let mut t = StepSums::default();
+        let width = r.timeline.bucket_seconds;
+        // The time the window's step lines span (the window's edges are its stats
+        // lines', which may reach past the last step line).
+        let (mut from, mut to) = (f64::INFINITY, f64::NEG_INFINITY);
+        for b in r
+            .timeline
+            .steps
+            .iter()
+            .filter(|b| b.t_s >= w.start_s && b.t_s < w.end_s)
+        {
+            from = from.min(b.t_s);
+            to = to.max(b.t_s + width);
+            t.steps += b.steps;
+            t.secs += b.secs;
+            t.decode_steps += b.decode_steps;
+            t.decode_secs += b.decode_secs;
+            t.decode_requests += b.decode_requests;
+            t.prefill_steps += b.prefill_steps;
+            t.prefill_secs += b.prefill_secs;
+            t.prompt_tokens += b.prompt_tokens;
+        }
+        if t.decode_steps < MIN_TIMED_STEPS || t.decode_secs <= 0.0 {
+            return None;
+        }
+        let n = f64::from(t.decode_steps);
+        let step_s = t.decode_secs / n;
+        let busy_s = (to - from).max(0.0) * (1.0 - w.idle_share) * schedulers as f64;
+        let covered = busy_s > 0.0 && t.secs >= MIN_STEP_COVERAGE * busy_s;
+        let (steps_per_s, from) = if covered {
+            (1.0 / step_s, "iteration_times")
+        } else if busy_s > 0.0 {
+            // The printed times leave most of the time out: count the steps instead.
+            (f64::from(t.steps) / busy_s, "iteration_count")
+        } else {
+            return None;
+        };
+        let prefill_s = t.prefill_secs - f64::from(t.prefill_steps) * step_s;
+        let prefill_tok_s = (covered && t.prompt_tokens > 0.0 && prefill_s > 0.0)
+            .then(|| t.prompt_tokens / prefill_s);
+        Some(StepTimes {
+            steps_per_s: Some(steps_per_s),
+            from,
+            step_s: covered.then_some(step_s),
+            batch: Some(t.decode_requests / n).filter(|b| *b > 0.0),
+            prefill_tok_s,
+        })
     }
 }
 

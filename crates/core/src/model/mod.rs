@@ -229,7 +229,35 @@ pub enum ConfigItem {
 pub enum Record {
     Sample(Sample),
     Event(Event),
-    Config { line: u64, items: Vec<ConfigItem> },
+    Config {
+        line: u64,
+        items: Vec<ConfigItem>,
+    },
+    Step(Step),
+    /// Speculative decoding: the tokens a request commits per step, over the
+    /// interval a line reports (vLLM's `SpecDecoding metrics` line).
+    Accepted {
+        line: u64,
+        tokens_per_step: f64,
+    },
+}
+
+/// One engine step as the engine times it (vLLM's `Iteration(N): …` lines): what it
+/// scheduled and how long it took. Not a stats line: the periodic lines still give
+/// the rates; a step gives the step time at its batch.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Step {
+    pub line: u64,
+    pub stamp: Option<Stamp>,
+    /// Requests prefilling in the step and the prompt tokens they compute.
+    pub ctx_requests: u32,
+    pub ctx_tokens: u64,
+    /// Requests decoding in the step and the tokens scheduled for them (draft
+    /// tokens included under speculative decoding).
+    pub gen_requests: u32,
+    pub gen_tokens: u64,
+    /// The step's time as printed.
+    pub secs: f64,
 }
 
 #[cfg(test)]

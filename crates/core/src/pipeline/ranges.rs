@@ -24,6 +24,7 @@ pub fn damage_impossible(recs: &mut [Record]) -> u32 {
                 let bad = e.stamp.as_ref().is_some_and(|st| !possible_stamp(st));
                 e.stamp = e.stamp.filter(|_| !bad);
             }
+            Record::Step(st) => st.stamp = st.stamp.filter(possible_stamp),
             _ => {}
         }
     }

@@ -21,6 +21,9 @@ pub fn reason_words(code: &str) -> &'static str {
     match code {
         "prefill_shares_interval" => "prefill runs in the intervals the decode rate covers",
         "cuda_graph_off" => "decode steps ran without a captured CUDA graph",
+        "kv_context_unknown" => {
+            "the log gives no KV pool size, so a step's bytes count the weights alone"
+        }
         "small_batch_fast_gpu" => {
             "a step at peak would take under 5 ms: per-step host work (scheduling, sampling, launches) weighs"
         }
@@ -68,16 +71,38 @@ pub fn lines(r: &Roofline) -> Vec<String> {
         }
     )];
     if let (Some(b), Some(st)) = (r.bytes_per_step_per_gpu, r.steps_per_s) {
-        let mut step = format!(
-            "- A decode step of {} requests holding {} KV tokens reads {} per GPU",
-            num(r.batch.unwrap_or(0.0)),
-            num(r.context_tokens.unwrap_or(0.0)),
-            gb(b)
-        );
+        let mut step = match r.context_tokens {
+            Some(k) => format!(
+                "- A decode step of {} requests holding {} KV tokens reads {} per GPU",
+                num(r.batch.unwrap_or(0.0)),
+                num(k),
+                gb(b)
+            ),
+            None => format!(
+                "- A decode step of {} requests reads at least {} per GPU (its KV is not in the log)",
+                num(r.batch.unwrap_or(0.0)),
+                gb(b)
+            ),
+        };
         if let Some(x) = r.experts_touched {
             step.push_str(&format!(" (about {} experts per layer touched)", num(x)));
         }
-        step.push_str(&format!("; {} steps/s.", num(st)));
+        step.push_str(&format!("; {} steps/s", num(st)));
+        match (r.steps_from.as_str(), r.step_time_ms, r.tokens_per_step) {
+            ("iteration_times", Some(ms), _) => step.push_str(&format!(
+                " (the engine's own step times: {} ms a decode step)",
+                num(ms)
+            )),
+            ("iteration_count", ..) => step.push_str(
+                " (the engine's step lines counted over the busy time: their printed times leave most of it out)",
+            ),
+            (_, _, Some(t)) if t > 1.0 => step.push_str(&format!(
+                " (generated tok/s ÷ running ÷ {} tokens a speculative step commits)",
+                num(t)
+            )),
+            _ => {}
+        }
+        step.push('.');
         o.push(step);
     }
     if let Some(p) = mbu_phrase(r) {
@@ -132,6 +157,12 @@ pub fn lines(r: &Roofline) -> Vec<String> {
             .map(|c| reason_words(c))
             .collect();
         o.push(format!("- A lower bound: {}.", why.join("; ")));
+    }
+    if r.upper_bound_reasons
+        .iter()
+        .any(|c| c == "speculative_tokens_per_step_unknown")
+    {
+        o.push("- Perhaps too high: speculative decoding is on and the log does not say how many tokens a step commits, so generated tok/s ÷ running counts too many steps.".to_string());
     }
     o
 }

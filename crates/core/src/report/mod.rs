@@ -30,7 +30,7 @@ pub use diagnosis::{
 pub use input::{CustomFormat, FileFormat, OtherServer};
 pub use reconciliation::{Part, Reconciliation};
 pub use roofline::{EngineReported, Roofline, RooflineSource};
-pub use timeline::{Gap, Point};
+pub use timeline::{Gap, Point, StepSums};
 pub use what_if::{Baseline, Change, Prediction, RestartCheck, WhatIf};
 
 /// 2: in a log with several server runs (a restart starts the next), the
@@ -214,7 +214,8 @@ pub struct Summary {
     pub out_of_memory_events: u64,
     pub restarts: u64,
     /// Share of the server's time spent in iterations that prefill prompts, 0..1:
-    /// only where the log times each iteration (TensorRT-LLM).
+    /// only where the log times each iteration (TensorRT-LLM; vLLM with at least 20
+    /// `Iteration(N)` step lines, as the share of their printed times).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefill_time_share: Option<f64>,
     /// Decode lines that say whether their step replayed a captured graph, those
@@ -229,6 +230,10 @@ pub struct Summary {
     /// (decode GB/s, decode TFLOPS, prefill TFLOPS).
     #[serde(skip)]
     pub engine_estimates: [(f64, u64); 3],
+    /// Speculative decoding: the sum and count of the log's figures of tokens a
+    /// request commits per step (SGLang's `accept len`, vLLM's mean acceptance length).
+    #[serde(skip)]
+    pub accept_len: (f64, u64),
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -305,6 +310,9 @@ pub struct TimelineReport {
     /// Lines where the queue and the running count peaked.
     pub max_queued_line: Option<u64>,
     pub max_running_line: Option<u64>,
+    /// The buckets' engine step times, where the log times its steps (not in the JSON).
+    #[serde(skip)]
+    pub steps: Vec<StepSums>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

@@ -39,8 +39,24 @@ pub struct Roofline {
     pub experts_touched: Option<f64>,
     /// Bytes one decode step reads per GPU: the weights it touches and the batch's KV.
     pub bytes_per_step_per_gpu: Option<f64>,
-    /// Decode steps per second of one scheduler: generated tok/s ÷ running requests.
+    /// Decode steps per second of one scheduler: generated tok/s ÷ running requests
+    /// (÷ the tokens a request commits per step under speculative decoding), or from
+    /// the engine's own step times where it logs them (see `steps_from`).
     pub steps_per_s: Option<f64>,
+    /// How `steps_per_s` was found: `rate_per_request` (generated tok/s ÷ running ÷
+    /// `tokens_per_step`), `iteration_times` (1 ÷ the mean time of the decode-only
+    /// steps the engine times, vLLM's `Iteration(N)` lines), `iteration_count` (those
+    /// steps counted over the window's busy time, where their printed times cover
+    /// under half of it: vLLM times only the wait for a launched step's output).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub steps_from: String,
+    /// The mean time of a decode-only step as the engine prints it, ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step_time_ms: Option<f64>,
+    /// Speculative decoding: tokens a request commits per step, as the log states it
+    /// (SGLang's `accept len`, vLLM's mean acceptance length).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens_per_step: Option<f64>,
     /// Bytes read per step × steps per second, GB/s per GPU.
     pub achieved_hbm_gb_s: Option<f64>,
     /// Model bandwidth utilisation: achieved ÷ peak HBM bandwidth, 0..1 (above 1:
@@ -58,8 +74,14 @@ pub struct Roofline {
     /// Why the achieved figure understates the hardware's use: `prefill_shares_interval`
     /// (prefill ran in the intervals the rates cover), `cuda_graph_off` (steps were
     /// launched without a captured graph), `small_batch_fast_gpu` (a step at peak
-    /// would take under 5 ms, so per-step host overhead weighs).
+    /// would take under 5 ms, so per-step host overhead weighs), `kv_context_unknown`
+    /// (the log gives no KV pool size: a step's bytes are the weights alone, and no ceiling).
     pub lower_bound_reasons: Vec<String>,
+    /// Why the achieved figure may overstate it: `speculative_tokens_per_step_unknown`
+    /// (speculative decoding is on and the log does not say how many tokens a step
+    /// commits, so rate ÷ running counts too many steps).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub upper_bound_reasons: Vec<String>,
     /// Share of decode lines that say their step ran without a captured graph,
     /// and the smallest batch that did.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -32,6 +32,26 @@ pub struct Point {
     pub prompt_tokens: f64,
 }
 
+/// Sums over the engine steps of a bucket starting at `t_s` (seconds from the first stats line) (vLLM's `Iteration(N)` lines), summed
+/// over schedulers: a step is one scheduler's.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StepSums {
+    pub t_s: f64,
+    /// Steps that did work, and their seconds.
+    pub steps: u32,
+    pub secs: f64,
+    /// Steps that only decoded: their seconds, requests and tokens.
+    pub decode_steps: u32,
+    pub decode_secs: f64,
+    pub decode_requests: f64,
+    pub decode_tokens: f64,
+    /// Steps that prefilled prompts (and decoded the running requests beside
+    /// them): their seconds and the prompt tokens they computed.
+    pub prefill_steps: u32,
+    pub prefill_secs: f64,
+    pub prompt_tokens: f64,
+}
+
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Gap {
     pub start_s: f64,

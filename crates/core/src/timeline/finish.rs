@@ -8,6 +8,18 @@ use crate::report::{SourceSeries, SourceSummary, Summary, TimelineReport};
 use crate::text::round::{dec, sig};
 
 impl Timeline {
+    /// The share of the time engine steps (vLLM's `Iteration(N)` lines) spent
+    /// prefilling, where enough were timed and their times are the steps' (they
+    /// cover most of the time their lines span, per scheduler: stamps are whole
+    /// seconds, so the span is a second longer than its stamps say).
+    fn step_share(&self) -> Option<f64> {
+        let (first, last) = self.step_span?;
+        let schedulers = self.config.data_parallel_size.unwrap_or(1).max(1) as f64;
+        let covered = self.step_s / schedulers >= super::MIN_STEP_COVERAGE * (last - first + 1.0);
+        (self.steps_timed >= super::MIN_STEPS_FOR_SHARE && self.step_s > 0.0 && covered)
+            .then(|| dec(self.step_prefill_s / self.step_s, 4))
+    }
+
     /// The report's figures: of the only run, or, when the log holds several,
     /// of the last (or of the latest long one when the last is too short), with
     /// every run in brief.
@@ -102,12 +114,16 @@ impl Timeline {
             }),
             out_of_memory_events: self.events.out_of_memory,
             restarts: self.events.restarts,
-            prefill_time_share: (self.iteration_s > 0.0)
-                .then(|| dec(self.prefill_s / self.iteration_s, 4)),
+            prefill_time_share: if self.iteration_s > 0.0 {
+                Some(dec(self.prefill_s / self.iteration_s, 4))
+            } else {
+                self.step_share()
+            },
             graph_lines: self.graph_lines,
             graph_off_lines: self.graph_off_lines,
             graph_off_min_running: self.graph_off_min_running,
             engine_estimates: self.engine_est,
+            accept_len: self.accept_len,
         };
         let sources = self
             .sources
@@ -153,6 +169,7 @@ impl Timeline {
                 idle_gap_count: self.gap_count,
                 max_queued_line: main.max_queued_line.map(|(_, l)| l),
                 max_running_line: main.max_running_line.map(|(_, l)| l),
+                steps: self.series.steps(),
             },
             runs: Vec::new(),
             previous: None,

@@ -16,7 +16,7 @@ pub mod series;
 use phase::{main_phase, Phase};
 
 use crate::model::time::{format_stamp, Clock, Stamp};
-use crate::model::{ConfigItem, Event, EventKind, Record, Sample, SampleKind, SourceName};
+use crate::model::{ConfigItem, Event, EventKind, Record, Sample, SampleKind, SourceName, Step};
 use crate::report::{
     EventSummary, RunSummary, SourceSeries, SourceSummary, Summary, TimelineReport,
 };
@@ -38,6 +38,14 @@ pub const MAX_RUNS_LISTED: usize = 1000;
 /// earlier run has [`LONGER_RUN_FACTOR`] times as many: that one is judged.
 pub const SHORT_RUN_LINES: u64 = 20;
 const LONGER_RUN_FACTOR: u64 = 5;
+/// Engine steps a run must time for the share of its time spent prefilling.
+const MIN_STEPS_FOR_SHARE: u64 = 20;
+/// The share of the time the step lines span that their printed times must cover
+/// to be the steps' times (vLLM's, under async scheduling, are only the wait for a
+/// launched step's output: a few µs of each step).
+const MIN_STEP_COVERAGE: f64 = 0.5;
+/// Tokens a speculative step can commit, at most (drafts are a few to a few dozen long).
+const MAX_ACCEPT_LEN: f64 = 1000.0;
 
 /// A running mean: all a source's summary shows (no quantiles, so no histogram per source).
 #[derive(Debug, Clone, Default)]
@@ -106,6 +114,16 @@ pub struct Timeline {
     /// the part of them spent prefilling.
     iteration_s: f64,
     prefill_s: f64,
+    /// Sum and count of the speculative tokens per step the log states.
+    accept_len: (f64, u64),
+    /// Engine steps (`Record::Step`): how many, their seconds, the part spent
+    /// prefilling, and the seconds of the latest that only decoded.
+    steps_timed: u64,
+    /// The clock of the first and the last of them.
+    step_span: Option<(f64, f64)>,
+    step_s: f64,
+    step_prefill_s: f64,
+    step_decode_s: Option<f64>,
     /// Decode lines with a graph field, those without a graph, their smallest batch.
     graph_lines: u64,
     graph_off_lines: u64,
@@ -233,6 +251,45 @@ impl Timeline {
             Record::Sample(s) => self.add_sample(s),
             Record::Event(e) => self.add_event(e.clone()),
             Record::Config { line, items } => self.add_config(*line, items),
+            Record::Step(st) => self.add_step(st),
+            Record::Accepted {
+                tokens_per_step, ..
+            } => self.add_accepted(*tokens_per_step),
+        }
+    }
+
+    fn add_accepted(&mut self, tokens: f64) {
+        if tokens.is_finite() && (1.0..=MAX_ACCEPT_LEN).contains(&tokens) {
+            self.accept_len.0 += tokens;
+            self.accept_len.1 += 1;
+        }
+    }
+
+    /// An engine step the log times (vLLM's `Iteration(N)` lines): its time goes to
+    /// its bucket beside the stats lines' rates, and to the share of the time
+    /// prefill takes, as TensorRT-LLM's iterations do.
+    #[inline(never)]
+    fn add_step(&mut self, st: &Step) {
+        if !(st.secs.is_finite() && st.secs >= 0.0 && st.secs <= IDLE_GAP_S) {
+            return;
+        }
+        let placed = self.place(st.stamp.as_ref(), st.line);
+        // Before the first stats line there is no clock to place it on.
+        let (Some(t), Some(t0)) = (placed.or(self.last_stat_t), self.t0) else {
+            return;
+        };
+        self.series.add_step(t - t0, st);
+        let span = self.step_span.get_or_insert((t, t));
+        span.0 = span.0.min(t);
+        span.1 = span.1.max(t);
+        self.steps_timed += 1;
+        self.step_s += st.secs;
+        if st.ctx_tokens > 0 {
+            // A step with prompts also decodes the running requests: its prefill
+            // is the time beyond the latest decode-only step.
+            self.step_prefill_s += (st.secs - self.step_decode_s.unwrap_or(0.0)).max(0.0);
+        } else if st.gen_requests > 0 {
+            self.step_decode_s = Some(st.secs);
         }
     }
 
@@ -527,6 +584,9 @@ impl Timeline {
         }
         self.last_stat_t = Some(t);
 
+        if let Some(a) = s.accept_len.filter(|_| !prefill) {
+            self.add_accepted(a);
+        }
         for (acc, v) in self.engine_est.iter_mut().zip(s.engine_est) {
             if v.is_finite() && v > 0.0 {
                 acc.0 += f64::from(v);
@@ -724,6 +784,8 @@ impl Timeline {
             idle_gap_count: 0,
             max_queued_line: None,
             max_running_line: None,
+            // A window is drawn, not judged: the roofline reads the whole run's steps.
+            steps: Vec::new(),
         }
     }
 }

@@ -9,7 +9,8 @@
 //! same way to chart resolution ([`Series::window`]), so a zoom shows the lines'
 //! detail rather than a few of the report's buckets stretched.
 
-use crate::report::Point;
+use crate::model::Step;
+use crate::report::{Point, StepSums};
 
 pub const MAX_BUCKETS: usize = 512;
 /// Buckets of the combined series' finer twin: a day-long run in 4-s buckets.
@@ -70,6 +71,7 @@ struct Bucket {
     prompt_tokens: f64,
     input: Acc,
     retractions: u32,
+    steps: StepSums,
 }
 
 impl Bucket {
@@ -91,7 +93,18 @@ impl Bucket {
         self.prompt_tokens += o.prompt_tokens;
         self.input.merge(&o.input);
         self.retractions += o.retractions;
+        let (a, b) = (&mut self.steps, &o.steps);
+        a.steps += b.steps;
+        a.secs += b.secs;
+        a.decode_steps += b.decode_steps;
+        a.decode_secs += b.decode_secs;
+        a.decode_requests += b.decode_requests;
+        a.decode_tokens += b.decode_tokens;
+        a.prefill_steps += b.prefill_steps;
+        a.prefill_secs += b.prefill_secs;
+        a.prompt_tokens += b.prompt_tokens;
     }
+    // Steps alone make no point: a bucket is the stats lines' (steps only add to it).
     fn is_empty(&self) -> bool {
         self.samples == 0 && self.retractions == 0
     }
@@ -241,6 +254,36 @@ impl Series {
         if let Some(f) = self.fine.as_mut() {
             f.add(t_s, line, o);
         }
+    }
+
+    /// An engine step of `secs` seconds: prefill when it computed prompt tokens.
+    pub fn add_step(&mut self, t_s: f64, st: &Step) {
+        let b = &mut self.slot(t_s).steps;
+        b.steps += 1;
+        b.secs += st.secs;
+        if st.ctx_tokens > 0 {
+            b.prefill_steps += 1;
+            b.prefill_secs += st.secs;
+            b.prompt_tokens += st.ctx_tokens as f64;
+        } else {
+            b.decode_steps += 1;
+            b.decode_secs += st.secs;
+            b.decode_requests += f64::from(st.gen_requests);
+            b.decode_tokens += st.gen_tokens as f64;
+        }
+    }
+
+    /// The buckets that hold engine steps, with their start.
+    pub fn steps(&self) -> Vec<StepSums> {
+        self.buckets
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.steps.steps > 0)
+            .map(|(i, b)| StepSums {
+                t_s: i as f64 * self.width_s,
+                ..b.steps
+            })
+            .collect()
     }
 
     pub fn add_retraction(&mut self, t_s: f64, line: u64) {

@@ -191,7 +191,13 @@ pub(super) fn apply_field(s: &mut Sample, key: &[u8], val: &[u8]) -> bool {
 }
 
 fn is_value(v: &[u8]) -> bool {
-    !v.is_empty() && (fraction_or_percent(v).is_some() || boolean(v).is_some() || v.contains(&b'='))
+    // `fwd occupancy: nan%`: SGLang's device timer before it timed a forward.
+    let nan = v
+        .strip_suffix(b"%")
+        .unwrap_or(v)
+        .eq_ignore_ascii_case(b"nan");
+    !v.is_empty()
+        && (nan || fraction_or_percent(v).is_some() || boolean(v).is_some() || v.contains(&b'='))
 }
 
 /// The common layout read in one pass: `key: value` pairs joined by `, `, keys

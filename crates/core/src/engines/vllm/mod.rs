@@ -10,6 +10,7 @@
 //! glued on one physical line (split at each record's prefix) and overwrites in
 //! the middle of a record (the part that cannot be read marks it damaged).
 
+mod iteration;
 pub mod profile;
 mod startup;
 mod stats;
@@ -191,13 +192,36 @@ fn known_message(m: &[u8]) -> Option<&'static str> {
     other_known(strip_engine_label(m).map_or(m, |(rest, _)| rest))
 }
 
+const ITERATION: &str = "iteration";
+const SPEC_DECODING: &str = "spec_decoding";
+
+/// A step line (`Iteration(N): …`, after the prefix `line[..msg]`): its step, or a
+/// damaged stats record when its counts or time cannot be read.
+fn step(line: &[u8], msg: &[u8], no: u64, out: &mut Vec<Record>) -> Outcome {
+    let m = msg.trim_ascii_start();
+    let m = strip_engine_label(m).map_or(m, |(rest, _)| rest);
+    match iteration::read(m) {
+        iteration::Read::Step(mut s) => {
+            s.line = no;
+            s.stamp = last_stamp(&line[..offset_in(line, msg)]).map(|f| f.stamp);
+            out.push(Record::Step(s));
+            Outcome::Other(ITERATION)
+        }
+        iteration::Read::Dummy => Outcome::Other(ITERATION),
+        iteration::Read::Damaged => Outcome::Stats {
+            full: 0,
+            damaged: 1,
+        },
+    }
+}
+
 /// Known vLLM messages that are not stats lines, by how they start.
 fn other_known(m: &[u8]) -> Option<&'static str> {
     const KINDS: &[(&[u8], &str)] = &[
         (b"Prefix cache hit rate: GPU: ", "prefix_cache"),
-        (b"SpecDecoding metrics: ", "spec_decoding"),
-        (b"Speculative metrics: ", "spec_decoding"),
-        (b"Iteration(", "iteration"),
+        (b"SpecDecoding metrics: ", SPEC_DECODING),
+        (b"Speculative metrics: ", SPEC_DECODING),
+        (b"Iteration(", ITERATION),
         (b"Preempted request ", "preemption_resume"),
         (b"Resumed request ", "preemption_resume"),
         (b"Heartbeat successful", "heartbeat"),
@@ -249,7 +273,8 @@ impl LineParser for VllmParser {
             if let Some(m) = msg.map(<[u8]>::trim_ascii_start) {
                 if !m.starts_with(b"Sequence group ") {
                     if let Some(k) = known_message(m) {
-                        return Some(Ahead::Other(k));
+                        // Lines with a record are read in log order, by `parse`.
+                        return (k != ITERATION && k != SPEC_DECODING).then_some(Ahead::Other(k));
                     }
                 }
             }
@@ -282,6 +307,17 @@ impl LineParser for VllmParser {
             }
         }
         if let Some(k) = known_message(m) {
+            if k == ITERATION {
+                return step(line, msg, no, out);
+            }
+            if k == SPEC_DECODING {
+                if let Some(t) = iteration::tokens_per_step(m) {
+                    out.push(Record::Accepted {
+                        line: no,
+                        tokens_per_step: t,
+                    });
+                }
+            }
             return Outcome::Other(k);
         }
         if let Some(o) = self.parse_config(m, no, out) {
@@ -503,11 +539,49 @@ mod tests {
     }
 
     #[test]
+    fn a_step_line_is_a_step_and_an_unreadable_one_is_damaged() {
+        let (o, r) = one("(EngineCore_DP0 pid=41) INFO 11-30 12:00:11 [core.py:349] Iteration(515): 0 context requests, 0 context tokens, 64 generation requests, 64 generation tokens, iteration elapsed time: 21.33 ms, GPU KV cache usage: 99.1%");
+        assert_eq!(o, Outcome::Other("iteration"));
+        let [Record::Step(s)] = &r[..] else {
+            panic!("{r:?}")
+        };
+        assert_eq!((s.line, s.gen_requests, s.ctx_tokens), (7, 64, 0));
+        assert_eq!(s.stamp.unwrap().second_of_day, (12 * 3600 + 11) as f64);
+        let (o, r) = one("INFO 10-08 13:00:00 [loggers.py:182] Engine 000: Iteration(3): 1 context requests, 2048 context tokens, 7 generation requests, 7 generation tokens, iteration elapsed time: 80.00 ms");
+        assert_eq!(o, Outcome::Other("iteration"));
+        assert!(matches!(&r[..], [Record::Step(s)] if s.ctx_tokens == 2048));
+        // A DP rank's idle step is no work.
+        let (o, r) = one("(EngineCore_DP1 pid=42) INFO 11-30 12:00:11 [core.py:349] Iteration(9): 0 context requests, 0 context tokens, 0 generation requests, 0 generation tokens, iteration elapsed time: 0.51 ms (dummy)");
+        assert_eq!((o, r.is_empty()), (Outcome::Other("iteration"), true));
+        let (o, r) = one("(EngineCore_DP0 pid=41) INFO 11-30 12:00:11 [core.py:349] Iteration(516): 0 context requests, 0 context tokens, 64 generation requests, 64 generation tokens, iteration elapsed ti");
+        assert_eq!(
+            o,
+            Outcome::Stats {
+                full: 0,
+                damaged: 1
+            }
+        );
+        assert!(r.is_empty());
+        let (o, r) = one("(APIServer pid=1) INFO 08-14 11:31:25 [metrics.py:120] SpecDecoding metrics: Mean acceptance length: 4.00, Accepted: 1871 tokens, Per-position acceptance rate: 1.000, 1.000, Avg Draft acceptance rate: 99.9%");
+        assert_eq!(o, Outcome::Other("spec_decoding"));
+        assert_eq!(
+            r,
+            [Record::Accepted {
+                line: 7,
+                tokens_per_step: 4.0
+            }]
+        );
+        // Left to `parse`, in log order.
+        let mut out = Vec::new();
+        let l = b"(EngineCore_DP0 pid=41) INFO 11-30 12:00:11 [core.py:349] Iteration(515): 0 context requests, 0 context tokens, 64 generation requests, 64 generation tokens, iteration elapsed time: 21.33 ms";
+        assert_eq!(VllmParser::default().read_ahead(l, &mut out), None);
+        assert!(out.is_empty());
+    }
+
+    #[test]
     fn known_other_lines() {
         for (l, k) in [
-            ("(EngineCore_DP0 pid=41) INFO 11-30 12:00:11 [core.py:349] Iteration(515): 0 context requests, 0 context tokens, 64 generation requests, 64 generation tokens, iteration elapsed time: 21.33 ms, GPU KV cache usage: 99.1%", "iteration"),
             ("INFO 05-25 06:50:29 [metrics.py:502] Prefix cache hit rate: GPU: 0.00%, CPU: 90.00%", "prefix_cache"),
-            ("(APIServer pid=1) INFO 08-14 11:31:25 [metrics.py:120] SpecDecoding metrics: Mean acceptance length: 4.00, Accepted: 1871 tokens, Per-position acceptance rate: 1.000, 1.000, Avg Draft acceptance rate: 99.9%", "spec_decoding"),
             ("(EngineCore_0 pid=3) [2025-08-21 07:17:09,753] LMCache INFO: Reqid: x, Total tokens 8891 (vllm_v1_adapter.py:1050:lmcache.integration.vllm.vllm_v1_adapter)", "lmcache"),
             ("(APIServer pid=7) INFO:     Started server process [7]", "startup"),
             ("(APIServer pid=1) INFO 04-15 07:22:41 [utils.py:299]      ", "startup"),
