@@ -1664,3 +1664,32 @@ fn a_paste_of_dp_ranks_is_predicted_like_the_log_that_states_their_number() {
         "paste {pasted:.3}, full log {with_startup:.3}"
     );
 }
+
+/// Open-loop clients that send in bursts (SGLang with two DP ranks, vLLM V1, and
+/// SGLang with one rank; drawn by `batchlens_sim::sweep`): between bursts the server
+/// runs a few requests, during one it fills its cap while requests wait, and over the
+/// run it serves what arrives. Twice the arrivals then buy up to what the full server
+/// makes, which the lulls in the window's means hide; the verdict is the client's, as the
+/// simulator finds, and its predicted gain is at least a third of the simulated one.
+#[test]
+fn a_bursty_client_below_what_the_full_server_makes_is_client_bound() {
+    use batchlens_sim::sweep::{draw, measure};
+    for seed in [1_000_004, 1_000_272, 1_000_092] {
+        let cfg = draw(seed);
+        assert!(
+            !cfg.bursts.is_empty() && cfg.concurrency == 0,
+            "seed {seed}"
+        );
+        let (r, _) = run(&cfg);
+        assert_verdict_agrees_with_the_simulator(&cfg, &r);
+        let d = r.diagnosis.as_ref().unwrap();
+        assert_eq!(d.primary.kind, Kind::ClientUnderload, "seed {seed}");
+        let (_, g) = measure(&cfg);
+        let predicted = d.primary.predicted_gain.expect("a predicted gain");
+        assert!(
+            predicted >= g.client / 3.0 && g.client >= 0.3,
+            "seed {seed}: predicted {predicted} against the simulator's {}",
+            g.client
+        );
+    }
+}
