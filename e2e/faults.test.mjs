@@ -132,6 +132,9 @@ describe('the faults on the page, in Chromium', () => {
     const finding = report.diagnosis.findings.find((f) => f.kind === 'rank_imbalance');
     assert.ok(finding);
     assert.equal(await page.textContent('#faults-box p'), finding.headline);
+    // A capacity verdict offers the what-if (the hang below does not).
+    assert.equal(report.diagnosis.primary.kind === 'stalled', false);
+    assert.equal(await page.isVisible('#whatif-box'), true);
     assert.deepEqual(requests, []);
     assert.deepEqual(errors, []);
     await context.close();
@@ -149,6 +152,12 @@ describe('the faults on the page, in Chromium', () => {
     // What the log could not support is listed with it.
     const checks = await page.$$eval('#faults-box li strong', (s) => s.map((x) => x.textContent));
     assert.deepEqual(checks, report.diagnosis.not_assessed.map((x) => x.check));
+    // Not a capacity verdict: no lever in the report, and no what-if controls on the page,
+    // though the hang's few lines generate something and show requests running.
+    assert.equal(report.diagnosis.levers, undefined);
+    assert.ok(report.diagnosis.facts.server_gen_tok_s > 0 && report.diagnosis.facts.running_requests > 0);
+    assert.equal(await page.isHidden('#whatif-box'), true);
+    assert.equal(await page.isVisible('#wi-kv'), false);
     assert.deepEqual(errors, []);
     await context.close();
   });

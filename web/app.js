@@ -535,7 +535,10 @@ function setLog(input, v) {
 
 export function setupWhatIf(r) {
   const f = r.diagnosis && r.diagnosis.facts;
-  const ok = f && f.server_gen_tok_s > 0 && f.running_requests > 0;
+  // A stalled server is not a capacity verdict: no setting of the batch moves it, so no
+  // what-if is offered (the CLI withholds it too).
+  const stalled = r.diagnosis && r.diagnosis.primary && r.diagnosis.primary.kind === 'stalled';
+  const ok = f && !stalled && f.server_gen_tok_s > 0 && f.running_requests > 0;
   $('whatif-box').hidden = !ok;
   whatif.base = null;
   if (!ok) return;

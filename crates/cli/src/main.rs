@@ -266,7 +266,9 @@ fn diagnose(args: DiagnoseArgs) -> Result<(), Failure> {
             ));
         }
     }
-    if !args.what_if.is_empty() {
+    if let (false, Some(why)) = (args.what_if.is_empty(), whatif::withheld(&report)) {
+        out::warn(&format!("--what-if: {why}"));
+    } else if !args.what_if.is_empty() {
         report.what_if = whatif::predict(&report, &args.what_if);
         if report.what_if.is_none() {
             out::warn(

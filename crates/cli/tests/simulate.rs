@@ -140,3 +140,82 @@ fn what_if_flag_adds_the_prediction() {
             .code(2);
     }
 }
+
+/// A stalled server (a hang, a crawl) is not a capacity verdict: `--what-if` is refused as
+/// a log without a steady state is, with a note on stderr and exit 0, and the report (JSON,
+/// text, markdown, `--each`) carries no prediction and no lever.
+#[test]
+fn what_if_is_not_offered_for_a_stalled_server() {
+    for log in [
+        "tests/fixtures/vllm/vllm_39_v0-hang-pending-rising-nothing-runs.log",
+        "tests/fixtures/vllm/vllm_40_v0-crawl-two-requests-0.4-tok-s.log",
+    ] {
+        let diagnose = |extra: &[&str]| {
+            let out = Command::cargo_bin("batchlens")
+                .unwrap()
+                .current_dir(root())
+                .args(["diagnose", "--no-progress", log, "--what-if", "kv_scale=2"])
+                .args(extra)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{log}: {:?}", out.status);
+            let err = String::from_utf8(out.stderr).unwrap();
+            assert!(
+                err.contains("--what-if: not offered for a stalled server"),
+                "{log}: {err}"
+            );
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let v: serde_json::Value = serde_json::from_str(&diagnose(&["--format", "json"])).unwrap();
+        assert_eq!(v["diagnosis"]["primary"]["kind"], "stalled", "{log}");
+        assert!(v.get("what_if").is_none(), "{log}: {}", v["what_if"]);
+        assert!(v["diagnosis"].get("levers").is_none(), "{log}");
+        let text = diagnose(&["--color", "never"]);
+        assert!(text.starts_with("batchlens: vllm log"), "{log}: {text}");
+        assert!(!text.contains("What if"), "{log}: {text}");
+        assert!(
+            !diagnose(&["--format", "markdown"]).contains("What if"),
+            "{log}"
+        );
+    }
+    // `--each` writes the same report per file, without a prediction.
+    let out = Command::cargo_bin("batchlens")
+        .unwrap()
+        .current_dir(root())
+        .args([
+            "diagnose",
+            "--no-progress",
+            "--each",
+            "--format",
+            "jsonl",
+            "--what-if",
+            "kv_scale=2",
+            "tests/fixtures/vllm/vllm_40_v0-crawl-two-requests-0.4-tok-s.log",
+            "examples/sglang-kv-bound.log",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    let stalled = lines
+        .iter()
+        .find(|l| l["diagnosis"]["primary"]["kind"] == "stalled")
+        .unwrap();
+    assert!(stalled.get("what_if").is_none());
+    // The other log keeps its prediction: the refusal is the stall's alone.
+    let other = lines
+        .iter()
+        .find(|l| l["diagnosis"]["primary"]["kind"] != "stalled")
+        .unwrap();
+    assert!(
+        other["what_if"]["predicted"]["gen_throughput_tok_s"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+}

@@ -54,9 +54,19 @@ pub mod whatif {
     pub use crate::report::{Baseline, Change, Prediction, RestartCheck, WhatIf};
 
     /// Predicts the effect of `changes` on the judged run of `r`, with the model
-    /// fitted to it (`None` when the log has too little to fit it to).
+    /// fitted to it (`None` when the log has too little to fit it to, or when the
+    /// what-if is [`withheld`]).
     pub fn predict(r: &Report, changes: &[Change]) -> Option<WhatIf> {
+        if withheld(r).is_some() {
+            return None;
+        }
         crate::analysis::whatif::predict(r, crate::engines::profile_for(r), changes)
+    }
+
+    /// Why no what-if is offered for `r` (its verdict is `stalled`), in words a front
+    /// end can show; `None` where one is.
+    pub fn withheld(r: &Report) -> Option<&'static str> {
+        crate::diagnose::what_if_withheld(r)
     }
 }
 

@@ -160,6 +160,72 @@ fn new_kinds_and_facts_appear_only_where_they_belong() {
     );
 }
 
+/// A stall is not a capacity verdict: on every fixture and example whose verdict is
+/// `stalled`, no lever is weighed or reported (`diagnosis.levers` empty, no finding's or
+/// action's gain or prediction, no evidence of one) and the what-if is withheld with its
+/// reason; every other report that the model fits keeps its what-if.
+#[test]
+fn no_stalled_report_carries_a_lever_prediction() {
+    let kv = vec![batchlens_core::whatif::parse_change("kv_scale=2").unwrap()];
+    let mut stalled = Vec::new();
+    let mut offered = 0;
+    let reports = every_fixture().into_iter().chain(
+        common::example_logs()
+            .into_iter()
+            .map(|(n, b)| (n, analyze(&b))),
+    );
+    for (name, r) in reports {
+        let Some(d) = &r.diagnosis else { continue };
+        if d.primary.kind != Kind::Stalled {
+            assert!(batchlens_core::whatif::withheld(&r).is_none(), "{name}");
+            offered += usize::from(batchlens_core::whatif::predict(&r, &kv).is_some());
+            continue;
+        }
+        stalled.push(name.clone());
+        assert!(d.levers.is_empty(), "{name}: levers {:?}", d.levers);
+        for f in &d.findings {
+            assert!(
+                f.predicted_gain.is_none(),
+                "{name}: {:?} gains {:?}",
+                f.kind,
+                f.predicted_gain
+            );
+            for a in &f.actions {
+                assert!(
+                    a.predicted.is_none() && a.predicted_gain.is_none(),
+                    "{name}: {}",
+                    a.id
+                );
+            }
+            for e in &f.evidence {
+                assert!(
+                    !e.statement.contains("predicted"),
+                    "{name}: {}",
+                    e.statement
+                );
+            }
+        }
+        let why = batchlens_core::whatif::withheld(&r).unwrap_or_else(|| panic!("{name}"));
+        assert!(why.contains("stalled"), "{name}: {why}");
+        assert!(batchlens_core::whatif::predict(&r, &kv).is_none(), "{name}");
+        assert!(batchlens_core::whatif::predict(&r, &[]).is_none(), "{name}");
+        let json = serde_json::to_value(&r).unwrap();
+        assert!(json["diagnosis"].get("levers").is_none(), "{name}");
+    }
+    stalled.sort();
+    assert_eq!(
+        stalled,
+        [
+            "vllm_14_v0-debug-level-stuck-prefill-metrics-scrape",
+            "vllm_39_v0-hang-pending-rising-nothing-runs",
+            "vllm_40_v0-crawl-two-requests-0.4-tok-s",
+            "vllm_41_v1-debug-one-request-zero-tokens-health-checks",
+        ]
+    );
+    // The refusal is the stall's alone: the logs with a steady state keep theirs.
+    assert!(offered > 50, "{offered} reports with a what-if");
+}
+
 fn by_name(n: &str) -> Report {
     every_fixture()
         .into_iter()

@@ -257,7 +257,7 @@ impl Session {
     /// Predicted effect of configuration changes (after `finish()`): `changes` is a
     /// comma-separated list of `name=value` (`kv_scale=1.5,client_concurrency=80`; names as
     /// the CLI's `--what-if`). Returns the `what_if` JSON object, or `null` when the log has
-    /// nothing to fit the model to.
+    /// nothing to fit the model to or its verdict is `stalled` (no what-if is offered).
     pub fn what_if(&self, changes: &str) -> Result<String, JsError> {
         let w = self.predict(changes)?;
         serde_json::to_string(&w).map_err(|e| JsError::new(&e.to_string()))

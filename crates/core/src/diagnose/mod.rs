@@ -36,6 +36,16 @@ impl Kind {
     }
 }
 
+/// Why `--what-if` is not offered for this report, where it is not: a stalled server is
+/// held up by something no setting of the batch reaches, so a prediction from its
+/// fitted model would be a number about a server that does not step.
+pub fn what_if_withheld(report: &crate::report::Report) -> Option<&'static str> {
+    let d = report.diagnosis.as_ref()?;
+    (d.primary.kind == Kind::Stalled).then_some(
+        "not offered for a stalled server: no setting that grows the batch (pool, cap, concurrency, prefill) changes a server that does not step; the verdict says where to look",
+    )
+}
+
 /// Diagnoses a report. Always gives a verdict; `insufficient_data` when the log cannot be judged.
 pub fn diagnose(
     report: &crate::report::Report,
@@ -48,11 +58,14 @@ pub fn diagnose(
             .total_cmp(&a.confidence)
             .then(a.kind.cmp(&b.kind))
     });
-    let levers = ctx
-        .model
-        .as_ref()
-        .map(|m| crate::analysis::levers::lever_gains(m, ctx.cap))
-        .unwrap_or_default();
+    // A stall is not a capacity verdict: the rules return it alone, and no lever is
+    // weighed against it (nor its gains reported), since none changes a server that does
+    // not step. Without levers, `choose` leaves the rules' findings as they are.
+    let stalled = findings.iter().any(|f| f.kind == Kind::Stalled);
+    let levers = match &ctx.model {
+        Some(m) if !stalled => crate::analysis::levers::lever_gains(m, ctx.cap),
+        _ => Vec::new(),
+    };
     verdict::choose(&ctx, &mut findings, &levers);
     let primary = findings.first()?.clone();
     Some(Diagnosis {
