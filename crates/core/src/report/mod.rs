@@ -313,6 +313,26 @@ pub struct TimelineReport {
     /// The buckets' engine step times, where the log times its steps (not in the JSON).
     #[serde(skip)]
     pub steps: Vec<StepSums>,
+    /// Back-to-back prefill batches (a prefill line whose source logged no decode line
+    /// since its previous prefill line): the batch's prompt tokens and the seconds its
+    /// line's input throughput covers, for SGLang's prefill lines (not in the JSON).
+    #[serde(skip)]
+    pub prefill_gaps: PrefillGaps,
+    /// The records are engine iterations, each timed (TensorRT-LLM): a point's
+    /// `gen_secs` is the time the server stepped, not the time between lines (not in
+    /// the JSON).
+    #[serde(skip)]
+    pub iterations: bool,
+}
+
+/// Prefill batches timed by the gap since the previous prefill line, a bounded sample
+/// of them (every `stride`-th once more were seen than are kept).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PrefillGaps {
+    /// (prompt tokens, seconds) of each kept batch.
+    pub pairs: Vec<(f32, f32)>,
+    /// Mean prompt tokens of all the run's prefill batches.
+    pub tokens_per_batch: f64,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

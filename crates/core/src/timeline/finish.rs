@@ -170,6 +170,8 @@ impl Timeline {
                 max_queued_line: main.max_queued_line.map(|(_, l)| l),
                 max_running_line: main.max_running_line.map(|(_, l)| l),
                 steps: self.series.steps(),
+                prefill_gaps: self.prefill_gaps.report(),
+                iterations: self.merging,
             },
             runs: Vec::new(),
             previous: None,

@@ -9,6 +9,7 @@ use crate::report::Gap;
 use crate::report::ServerConfig;
 mod config;
 mod finish;
+mod gaps;
 mod merge;
 mod phase;
 pub mod series;
@@ -85,6 +86,8 @@ struct SourceAcc {
     decode_step_s: Option<f64>,
     /// Prompt tokens of this source's prefill lines since its previous decode line.
     prompt_since: f64,
+    /// Prompt tokens of this source's previous line when it was a prefill line.
+    last_prefill_tokens: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -116,6 +119,8 @@ pub struct Timeline {
     prefill_s: f64,
     /// Sum and count of the speculative tokens per step the log states.
     accept_len: (f64, u64),
+    /// Back-to-back prefill batches, timed by their lines' input throughput.
+    prefill_gaps: gaps::GapSample,
     /// Engine steps (`Record::Step`): how many, their seconds, the part spent
     /// prefilling, and the seconds of the latest that only decoded.
     steps_timed: u64,
@@ -619,8 +624,12 @@ impl Timeline {
                 }
                 acc.prev_t = Some(t);
                 prompt_tokens = std::mem::take(&mut acc.prompt_since);
+                acc.last_prefill_tokens = None;
             } else {
                 acc.prompt_since += s.prefill_tokens.unwrap_or(0) as f64;
+                let tokens = s.prefill_tokens.unwrap_or(0);
+                self.prefill_gaps.add(s, tokens, acc.last_prefill_tokens);
+                acc.last_prefill_tokens = Some(tokens);
             }
             if src < MAX_SOURCE_SERIES {
                 acc.series.add(
@@ -786,6 +795,8 @@ impl Timeline {
             max_running_line: None,
             // A window is drawn, not judged: the roofline reads the whole run's steps.
             steps: Vec::new(),
+            prefill_gaps: Default::default(),
+            iterations: false,
         }
     }
 }

@@ -171,11 +171,17 @@ impl Model {
             end_s: w.end_s,
             prefill_lines: p.prefill_batches_logged,
             measured: r.summary.prefill_time_share,
+            gaps: &r.timeline.prefill_gaps,
+            schedulers: r
+                .sources
+                .iter()
+                .filter(|s| s.running_requests_mean.is_some())
+                .count() as f64,
         });
         // The fit reads each bucket as busy throughout: a server that idles between a
         // client's arrivals has its rates diluted by the idle time, prompt and generation
-        // alike, so there only a measured share (iteration times) is used.
-        if let Some(s) = share.filter(|s| !arrival_bound || s.rows == 0) {
+        // alike, so there only a share the engine's own timings measure is used.
+        if let Some(s) = share.filter(|s| !arrival_bound || s.direct) {
             step.set_prefill_share(s.share, running);
         }
 

@@ -14,10 +14,12 @@
 //! it displaces move with it: the slope `p` is identified even where the batch never
 //! varies. Prefill's share of the time is then `p` × the steady prompt rate. Where the
 //! log times its iterations (TensorRT-LLM), the measured share is
-//! used as it is.
+//! used as it is; where it times its prefill batches (SGLang's input throughput over the
+//! gap between back-to-back prefill lines), the cost of a prompt token is read off them
+//! and the share is that cost × the window's prompt tokens over its time.
 
 use super::least_squares::robust_least_squares;
-use crate::report::Point;
+use crate::report::{Point, PrefillGaps};
 
 /// The measured share and how it was found.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -26,6 +28,9 @@ pub struct PrefillShare {
     pub share: f64,
     /// Rows (timeline buckets) the fit used; 0 when measured from iteration times.
     pub rows: usize,
+    /// Measured from the engine's own timing of its steps or prefill batches, not from
+    /// the buckets' rates (which a server idling between arrivals dilutes).
+    pub direct: bool,
 }
 
 /// What the estimate reads: the steady window's buckets and how the engine logs prefill.
@@ -38,6 +43,11 @@ pub(super) struct ShareInputs<'a> {
     pub prefill_lines: bool,
     /// Measured from iteration times (TensorRT-LLM), when the log has them.
     pub measured: Option<f64>,
+    /// Prefill batches timed by their lines (SGLang).
+    pub gaps: &'a PrefillGaps,
+    /// Sources that print their own decode lines (DP ranks): a point's seconds are their
+    /// intervals averaged, its prompt tokens their sum.
+    pub schedulers: f64,
 }
 
 /// At least this many buckets with prompt work, and a spread of it, to fit the slope.
@@ -48,7 +58,11 @@ pub(super) fn prefill_share(i: &ShareInputs) -> Option<PrefillShare> {
         return Some(PrefillShare {
             share: s.min(0.99),
             rows: 0,
+            direct: true,
         });
+    }
+    if let Some(s) = timed_batches(i) {
+        return Some(s);
     }
     // Each estimate errs high where the buckets are few or the batch small (a handful of
     // prompts make the whole spread); the lower of two is the safer claim.
@@ -56,6 +70,94 @@ pub(super) fn prefill_share(i: &ShareInputs) -> Option<PrefillShare> {
         (Some(a), Some(b)) => Some(if a.share <= b.share { a } else { b }),
         (a, b) => a.or(b),
     }
+}
+
+/// At least this many timed batches to read the cost of a prompt token off them.
+const MIN_TIMED: usize = 8;
+
+/// Prefill's share from its batches' own times: a batch of `x` prompt tokens takes
+/// `pa + pt·x`, and its gap adds whatever decode steps ran before it (more before the
+/// larger batches, which gather while decode runs), so the cost is the gaps' lower
+/// envelope: a line through the fast tenth of each tenth of the batches by size, read
+/// where the tokens' part of it is at least twice the part per batch. The
+/// window's prefill time is then its prompt tokens at `pt + pa / (mean tokens per batch)`,
+/// and its share that over the time the window's decode lines cover, on every scheduler.
+fn timed_batches(i: &ShareInputs) -> Option<PrefillShare> {
+    if !i.prefill_lines || i.gaps.pairs.len() < MIN_TIMED {
+        return None;
+    }
+    let (mut tokens, mut secs) = (0.0, 0.0);
+    for p in i
+        .points
+        .iter()
+        .filter(|p| p.t_s >= i.start_s && p.t_s < i.end_s && p.gen_secs > 0.0)
+    {
+        tokens += p.prompt_tokens;
+        secs += p.gen_secs;
+    }
+    if secs <= 0.0 {
+        return None;
+    }
+    let mut pairs: Vec<(f64, f64)> = i
+        .gaps
+        .pairs
+        .iter()
+        .map(|&(x, g)| (f64::from(x), f64::from(g)))
+        .collect();
+    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let fast = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 10]
+    };
+    let bins = (pairs.len() / MIN_TIMED).min(10);
+    let envelope: Vec<(Vec<f64>, f64, f64)> = (0..bins)
+        .map(|k| {
+            let part = &pairs[k * pairs.len() / bins..(k + 1) * pairs.len() / bins];
+            let x = part[part.len() / 2].0;
+            let mut g: Vec<f64> = part.iter().map(|p| p.1).collect();
+            (vec![1.0, x], fast(&mut g), 1.0)
+        })
+        .collect();
+    let (x_lo, x_hi) = (envelope[0].0[1], envelope[bins - 1].0[1]);
+    // Theil–Sen through the tenths: a tenth whose batches all waited behind decode steps
+    // (the largest gather while decode runs) does not tilt the line.
+    let line = (bins >= 3 && x_hi >= 1.5 * x_lo.max(1.0))
+        .then(|| {
+            let mut slopes = Vec::new();
+            for (k, a) in envelope.iter().enumerate() {
+                for b in &envelope[k + 1..] {
+                    let dx = b.0[1] - a.0[1];
+                    if dx > 0.0 {
+                        slopes.push((b.1 - a.1) / dx);
+                    }
+                }
+            }
+            let slope = crate::analysis::window::median(slopes)?;
+            let intercept = crate::analysis::window::median(
+                envelope.iter().map(|e| e.1 - slope * e.0[1]).collect(),
+            )?;
+            (slope > 0.0).then_some((intercept, slope))
+        })
+        .flatten();
+    // Only a prefill whose cost grows with its tokens is read this way: where a batch costs
+    // about the same whatever its size (a weight read, or the decode step each gap holds
+    // when requests arrive one completion at a time), the envelope says how long a gap
+    // is, not what prefill costs.
+    let (pa, pt) = line?;
+    let per_batch = pa.max(0.0);
+    let tokens_per_batch = i.gaps.tokens_per_batch.max(1.0);
+    if pt * tokens_per_batch < 2.0 * per_batch {
+        return None;
+    }
+    let per_token = pt + per_batch / tokens_per_batch;
+    if !(per_token.is_finite() && per_token > 0.0) {
+        return None;
+    }
+    Some(PrefillShare {
+        share: (per_token * tokens / (secs * i.schedulers.max(1.0))).clamp(0.0, 0.99),
+        rows: pairs.len(),
+        direct: true,
+    })
 }
 
 /// The slope of the busy time's split between decode steps and prompt tokens. Where
@@ -114,6 +216,7 @@ fn trade_off(i: &ShareInputs) -> Option<PrefillShare> {
         return Some(PrefillShare {
             share: 0.0,
             rows: rows.len(),
+            direct: false,
         });
     }
     if cv(2, v_mean) < 0.05 {
@@ -142,6 +245,7 @@ fn trade_off(i: &ShareInputs) -> Option<PrefillShare> {
     Some(PrefillShare {
         share: (p * v_mean).clamp(0.0, 0.99),
         rows: rows.len(),
+        direct: false,
     })
 }
 
@@ -207,6 +311,7 @@ fn per_step(i: &ShareInputs) -> Option<PrefillShare> {
         return Some(PrefillShare {
             share: 0.0,
             rows: rows.len(),
+            direct: false,
         });
     }
     if cv(2, x_mean) < 0.05 {
@@ -231,5 +336,105 @@ fn per_step(i: &ShareInputs) -> Option<PrefillShare> {
     Some(PrefillShare {
         share: (p * x_mean / y_mean).clamp(0.0, 0.99),
         rows: rows.len(),
+        direct: false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(t_s: f64, prompt_tokens: f64, gen_secs: f64) -> Point {
+        Point {
+            t_s,
+            samples: 1,
+            line: 1,
+            running: Some(8.0),
+            queued: Some(0.0),
+            kv_usage: None,
+            gen_tok_s: Some(100.0),
+            input_tok_s: None,
+            retractions: 0,
+            gen_tokens: 100.0 * gen_secs,
+            gen_secs,
+            gen_timed: 1,
+            prompt_tokens,
+        }
+    }
+
+    /// Batches of 500–4,000 tokens at 20 ms + 50 µs per token; one in three waited behind
+    /// up to 30 decode steps of 25 ms, the largest most often. The window prefilled
+    /// 1,000 tokens a second on one scheduler: prefill took ~5.5 % of it.
+    #[test]
+    fn the_gaps_lower_envelope_is_the_cost_of_a_prompt_token() {
+        let mut pairs = Vec::new();
+        for k in 0..400u32 {
+            let x = 500.0 + f64::from(k % 36) * 100.0;
+            let behind = if k % 3 == 0 {
+                f64::from(k % 31) * 0.025 * x / 4000.0 * 2.0
+            } else {
+                0.0
+            };
+            pairs.push((x as f32, (0.02 + 50e-6 * x + behind) as f32));
+        }
+        let gaps = PrefillGaps {
+            pairs,
+            tokens_per_batch: 2250.0,
+        };
+        let points: Vec<Point> = (0..60).map(|t| point(f64::from(t), 1000.0, 1.0)).collect();
+        let share = |schedulers: f64| {
+            prefill_share(&ShareInputs {
+                points: &points,
+                start_s: 0.0,
+                end_s: 60.0,
+                prefill_lines: true,
+                measured: None,
+                gaps: &gaps,
+                schedulers,
+            })
+            .expect("a share")
+        };
+        let one = share(1.0);
+        let truth = 1000.0 * (50e-6 + 0.02 / 2250.0);
+        assert!(one.direct);
+        assert!(
+            (one.share - truth).abs() < 0.1 * truth,
+            "{one:?} against {truth}"
+        );
+        // Two ranks print the same seconds with twice the prompt work between them.
+        assert!((share(2.0).share - one.share / 2.0).abs() < 1e-9);
+    }
+
+    /// Too few back-to-back batches, or none of SGLang's prefill lines: the buckets'
+    /// estimates are used instead.
+    #[test]
+    fn few_timed_batches_are_no_measurement() {
+        let gaps = PrefillGaps {
+            pairs: vec![(1000.0, 0.07); MIN_TIMED - 1],
+            tokens_per_batch: 1000.0,
+        };
+        let points: Vec<Point> = (0..60).map(|t| point(f64::from(t), 1000.0, 1.0)).collect();
+        let i = ShareInputs {
+            points: &points,
+            start_s: 0.0,
+            end_s: 60.0,
+            prefill_lines: true,
+            measured: None,
+            gaps: &gaps,
+            schedulers: 1.0,
+        };
+        assert_eq!(timed_batches(&i), None);
+        let many = PrefillGaps {
+            pairs: vec![(1000.0, 0.07); 40],
+            tokens_per_batch: 1000.0,
+        };
+        assert_eq!(
+            timed_batches(&ShareInputs {
+                prefill_lines: false,
+                gaps: &many,
+                ..i
+            }),
+            None
+        );
+    }
 }
