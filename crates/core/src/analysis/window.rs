@@ -197,6 +197,20 @@ pub fn steady(r: &Report) -> Window {
     } else {
         0.0
     };
+    // Timed iterations say how long the server stepped: the rest of the window it idled,
+    // between iterations too short apart for their stamps (whole seconds) to show.
+    let idle_share = if r.timeline.iterations && end_s > start_s {
+        // A point's seconds are its sources' intervals averaged (they step together).
+        let stepping: f64 = w.iter().map(|p| p.gen_secs).sum();
+        let timed = 1.0 - stepping / (end_s - start_s);
+        if stepping > 0.0 {
+            idle_share.max(timed.clamp(0.0, 1.0))
+        } else {
+            idle_share
+        }
+    } else {
+        idle_share
+    };
     let queue_growing = {
         let q: Vec<f64> = w.iter().filter_map(|p| p.queued).collect();
         let k = q.len() / 4;
