@@ -26,8 +26,8 @@ One JSON line per run:
   sim_gain {kv, cap, client, prefill}, label,
   verdict {kind, lever, predicted_gain}: diagnosis.primary.kind, the lever it names, and
       diagnosis.primary.predicted_gain (null when the report has none),
-  predicted {kv, cap, client, prefill}: each {gain, low, high, bound_by, baseline_tok_s}
-      from what_if (gains: predicted / the what-if's baseline throughput - 1), or null
+  predicted {kv, cap, client, prefill}: each {gain, low, high, bound_by, baseline_tok_s,
+      fitted (the step model was fitted to the log's spread of batch sizes)} from what_if (gains: predicted / the what-if's baseline throughput - 1), or null
       with errors[lever] saying why,
   what_if_args, errors.
 
@@ -38,7 +38,9 @@ The figures, per engine and overall:
            what-if of its lever) against the simulated gain of that lever; for a verdict
            naming no lever, of the best predicted against the best simulated gain;
   in range share of what-if ranges (low..high as gains) holding the simulated gain.
-(errors) and (ranges) count the runs and ranges that had a number to score.
+(errors) and (ranges) count the runs and ranges that had a number to score. The lines
+`step fitted` and `step prior` give the same figures for the runs whose verdict's what-if
+stood on a fitted step model and on the prior (a batch the log never varies).
 """
 import argparse
 import concurrent.futures
@@ -99,6 +101,8 @@ def prediction(report):
         "high": pred["high"] / base - 1,
         "bound_by": pred.get("bound_by"),
         "baseline_tok_s": base,
+        # The step model was fitted to the log's spread of batch sizes, not the prior.
+        "fitted": "least squares" in (w.get("model") or ""),
     }
 
 
@@ -165,6 +169,14 @@ def verdict_error(rec):
     return None if p is None else abs(p - max(sim.values()))
 
 
+def verdict_fitted(rec):
+    """Whether the verdict's what-if stood on a fitted step model (None: no what-if)."""
+    lever = rec["verdict"]["lever"]
+    preds = [rec["predicted"].get(lever)] if lever != "none" else list(rec["predicted"].values())
+    flags = [p.get("fitted") for p in preds if p]
+    return None if not flags or flags[0] is None else bool(flags[0])
+
+
 def quantile(xs, q):
     xs = sorted(xs)
     if not xs:
@@ -212,6 +224,15 @@ def summarize(recs, out=sys.stdout):
         print(f"{name:<10} {f['runs']:>5} {f['agree']:>7.1%} {f['err_median']:>8.3f} "
               f"{f['err_p90']:>8.3f} {f['err_n']:>9} {f['in_range']:>9.1%} {f['ranges']:>9}",
               file=out)
+    # The step's split between its fixed and per-request parts is identified only where
+    # the batch moves; elsewhere a prior decides it, and the errors say how much.
+    for name, keep in [("fitted", True), ("prior", False)]:
+        rs = [r for r in good if verdict_fitted(r) is keep]
+        if rs:
+            f = figures(rs)
+            print(f"step {name:<5} {f['runs']:>5} {f['agree']:>7.1%} {f['err_median']:>8.3f} "
+                  f"{f['err_p90']:>8.3f} {f['err_n']:>9} {f['in_range']:>9.1%} "
+                  f"{f['ranges']:>9}", file=out)
     labels = LEVERS + ["none"]
     print("\nlabel \\ verdict lever (rows: simulated best lever)", file=out)
     print(f"{'':<8}" + "".join(f"{l:>8}" for l in labels), file=out)
