@@ -362,6 +362,23 @@ mod tests {
         }
     }
 
+    fn minute() -> Vec<Point> {
+        (0..60).map(|t| point(f64::from(t), 1000.0, 1.0)).collect()
+    }
+
+    /// A minute of buckets each prefilling 1,000 tokens in a second, with `gaps` timed.
+    fn inputs<'a>(points: &'a [Point], gaps: &'a PrefillGaps, schedulers: f64) -> ShareInputs<'a> {
+        ShareInputs {
+            points,
+            start_s: 0.0,
+            end_s: 60.0,
+            prefill_lines: true,
+            measured: None,
+            gaps,
+            schedulers,
+        }
+    }
+
     /// Batches of 500–4,000 tokens at 20 ms + 50 µs per token; one in three waited behind
     /// up to 30 decode steps of 25 ms, the largest most often. The window prefilled
     /// 1,000 tokens a second on one scheduler: prefill took ~5.5 % of it.
@@ -381,19 +398,9 @@ mod tests {
             pairs,
             tokens_per_batch: 2250.0,
         };
-        let points: Vec<Point> = (0..60).map(|t| point(f64::from(t), 1000.0, 1.0)).collect();
-        let share = |schedulers: f64| {
-            prefill_share(&ShareInputs {
-                points: &points,
-                start_s: 0.0,
-                end_s: 60.0,
-                prefill_lines: true,
-                measured: None,
-                gaps: &gaps,
-                schedulers,
-            })
-            .expect("a share")
-        };
+        let points = minute();
+        let share =
+            |schedulers| prefill_share(&inputs(&points, &gaps, schedulers)).expect("a share");
         let one = share(1.0);
         let truth = 1000.0 * (50e-6 + 0.02 / 2250.0);
         assert!(one.direct);
@@ -401,7 +408,7 @@ mod tests {
             (one.share - truth).abs() < 0.1 * truth,
             "{one:?} against {truth}"
         );
-        // Two ranks print the same seconds with twice the prompt work between them.
+        // The same prompt work over the same seconds on two ranks is half the share.
         assert!((share(2.0).share - one.share / 2.0).abs() < 1e-9);
     }
 
@@ -413,16 +420,8 @@ mod tests {
             pairs: vec![(1000.0, 0.07); MIN_TIMED - 1],
             tokens_per_batch: 1000.0,
         };
-        let points: Vec<Point> = (0..60).map(|t| point(f64::from(t), 1000.0, 1.0)).collect();
-        let i = ShareInputs {
-            points: &points,
-            start_s: 0.0,
-            end_s: 60.0,
-            prefill_lines: true,
-            measured: None,
-            gaps: &gaps,
-            schedulers: 1.0,
-        };
+        let points = minute();
+        let i = inputs(&points, &gaps, 1.0);
         assert_eq!(timed_batches(&i), None);
         let many = PrefillGaps {
             pairs: vec![(1000.0, 0.07); 40],
