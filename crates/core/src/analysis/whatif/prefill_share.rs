@@ -362,11 +362,12 @@ mod tests {
         }
     }
 
+    /// A minute of buckets, each prefilling 1,000 tokens in its second.
     fn minute() -> Vec<Point> {
         (0..60).map(|t| point(f64::from(t), 1000.0, 1.0)).collect()
     }
 
-    /// A minute of buckets each prefilling 1,000 tokens in a second, with `gaps` timed.
+    /// That minute judged, with `gaps` timed on `schedulers` ranks.
     fn inputs<'a>(points: &'a [Point], gaps: &'a PrefillGaps, schedulers: f64) -> ShareInputs<'a> {
         ShareInputs {
             points,
