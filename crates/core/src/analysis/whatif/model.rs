@@ -79,15 +79,20 @@ impl Model {
         let running = w.running.filter(|v| *v > 0.0)?;
         let gen = w.gen_tok_s.filter(|v| *v > 0.0)?;
         let reserves = p.admission == Admission::ReservesFutureTokens;
+        // Sources that print their own batch: each schedules its own (DP ranks, engines).
+        let printing = r
+            .sources
+            .iter()
+            .filter(|s| s.running_requests_mean.is_some())
+            .count();
         // Each rank schedules against a pool of its own: as many as the startup lines
         // state, or as print their own batch (a paste without the startup lines).
         let ranks = if p.pool_per_rank {
-            let printed = r
-                .sources
-                .iter()
-                .filter(|s| s.running_requests_mean.is_some())
-                .count() as u64;
-            r.config.data_parallel_size.unwrap_or(1).max(printed).max(1) as f64
+            r.config
+                .data_parallel_size
+                .unwrap_or(1)
+                .max(printing as u64)
+                .max(1) as f64
         } else {
             1.0
         };
@@ -155,12 +160,7 @@ impl Model {
             input_tok_s: w.input_tok_s,
             // Each rank or engine that prints its own batch schedules its own: a paste of
             // DP ranks without the startup lines that state their number counts them.
-            ranks: ranks.max(
-                r.sources
-                    .iter()
-                    .filter(|s| s.running_requests_mean.is_some())
-                    .count() as f64,
-            ),
+            ranks: ranks.max(printing as f64),
         });
 
         // Prefill's share of the time, measured: the step's prefill part is set to it and
@@ -172,11 +172,7 @@ impl Model {
             prefill_lines: p.prefill_batches_logged,
             measured: r.summary.prefill_time_share,
             gaps: &r.timeline.prefill_gaps,
-            schedulers: r
-                .sources
-                .iter()
-                .filter(|s| s.running_requests_mean.is_some())
-                .count() as f64,
+            schedulers: printing as f64,
         });
         // The fit reads each bucket as busy throughout: a server that idles between a
         // client's arrivals has its rates diluted by the idle time, prompt and generation
