@@ -27,8 +27,9 @@ One JSON line per run:
   verdict {kind, lever, predicted_gain}: diagnosis.primary.kind, the lever it names, and
       diagnosis.primary.predicted_gain (null when the report has none),
   predicted {kv, cap, client, prefill}: each {gain, low, high, bound_by, baseline_tok_s,
-      fitted (the step model was fitted to the log's spread of batch sizes)} from what_if (gains: predicted / the what-if's baseline throughput - 1), or null
-      with errors[lever] saying why,
+      fitted (the step model was fitted to the log's spread of batch sizes)} from what_if
+      (gains: predicted / the what-if's baseline throughput - 1), or null with
+      errors[lever] saying why,
   what_if_args, errors.
 
 The figures, per engine and overall:

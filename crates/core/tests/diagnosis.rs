@@ -112,6 +112,16 @@ fn assert_verdict_agrees_with_the_simulator(cfg: &SimConfig, r: &Report) {
     );
 }
 
+/// A swept workload (`batchlens_sim::sweep::draw`) read back: its config, the report of
+/// its log, whose verdict agrees with the simulator, and the simulator's gain per lever.
+fn swept(seed: u64) -> (SimConfig, Report, batchlens_sim::sweep::Gains) {
+    let cfg = batchlens_sim::sweep::draw(seed);
+    let (r, _) = run(&cfg);
+    assert_verdict_agrees_with_the_simulator(&cfg, &r);
+    let (_, g) = batchlens_sim::sweep::measure(&cfg);
+    (cfg, r, g)
+}
+
 /// The verdict's lever buys at least `min` in the simulator.
 fn assert_verdict_lever_buys(cfg: &SimConfig, r: &Report, min: f64) {
     use batchlens_sim::sweep::{measure, Lever};
@@ -1673,18 +1683,14 @@ fn a_paste_of_dp_ranks_is_predicted_like_the_log_that_states_their_number() {
 /// simulator finds, and its predicted gain is at least a third of the simulated one.
 #[test]
 fn a_bursty_client_below_what_the_full_server_makes_is_client_bound() {
-    use batchlens_sim::sweep::{draw, measure};
     for seed in [1_000_004, 1_000_272, 1_000_092] {
-        let cfg = draw(seed);
+        let (cfg, r, g) = swept(seed);
         assert!(
             !cfg.bursts.is_empty() && cfg.concurrency == 0,
             "seed {seed}"
         );
-        let (r, _) = run(&cfg);
-        assert_verdict_agrees_with_the_simulator(&cfg, &r);
         let d = r.diagnosis.as_ref().unwrap();
         assert_eq!(d.primary.kind, Kind::ClientUnderload, "seed {seed}");
-        let (_, g) = measure(&cfg);
         let predicted = d.primary.predicted_gain.expect("a predicted gain");
         assert!(
             predicted >= g.client / 3.0 && g.client >= 0.3,
@@ -1703,13 +1709,9 @@ fn a_bursty_client_below_what_the_full_server_makes_is_client_bound() {
 /// envelope counts that step as prefill and the gain comes out high.
 #[test]
 fn sglang_prefill_cost_is_read_off_its_timed_batches() {
-    use batchlens_sim::sweep::{draw, measure};
     for seed in [1_000_369, 1_000_455, 1_000_411] {
-        let cfg = draw(seed);
+        let (cfg, r, g) = swept(seed);
         assert_eq!(cfg.engine, batchlens_sim::Engine::Sglang, "seed {seed}");
-        let (r, _) = run(&cfg);
-        assert_verdict_agrees_with_the_simulator(&cfg, &r);
-        let (_, g) = measure(&cfg);
         let d = r.diagnosis.as_ref().unwrap();
         let predicted = d
             .levers
@@ -1732,17 +1734,13 @@ fn sglang_prefill_cost_is_read_off_its_timed_batches() {
 /// what the simulator finds.
 #[test]
 fn tensorrt_llm_idle_between_iterations_is_read_from_their_times() {
-    use batchlens_sim::sweep::{draw, measure};
     for seed in [1_000_013, 1_000_498] {
-        let cfg = draw(seed);
+        let (cfg, r, g) = swept(seed);
         assert_eq!(cfg.engine, batchlens_sim::Engine::Trtllm, "seed {seed}");
         assert_eq!(cfg.concurrency, 0, "seed {seed}: an open-loop client");
-        let (r, _) = run(&cfg);
         assert!(r.timeline.iterations, "seed {seed}");
-        assert_verdict_agrees_with_the_simulator(&cfg, &r);
         let d = r.diagnosis.as_ref().unwrap();
         assert_eq!(d.primary.kind, Kind::ClientUnderload, "seed {seed}");
-        let (_, g) = measure(&cfg);
         let predicted = d.primary.predicted_gain.expect("a predicted gain");
         assert!(
             (predicted - g.client).abs() <= 0.25,

@@ -626,8 +626,8 @@ impl Timeline {
                 prompt_tokens = std::mem::take(&mut acc.prompt_since);
                 acc.last_prefill_tokens = None;
             } else {
-                acc.prompt_since += s.prefill_tokens.unwrap_or(0) as f64;
                 let tokens = s.prefill_tokens.unwrap_or(0);
+                acc.prompt_since += tokens as f64;
                 self.prefill_gaps.add(s, tokens, acc.last_prefill_tokens);
                 acc.last_prefill_tokens = Some(tokens);
             }

@@ -26,8 +26,6 @@ use crate::report::{Point, PrefillGaps};
 pub struct PrefillShare {
     /// Of the busy time, 0..1.
     pub share: f64,
-    /// Rows (timeline buckets) the fit used; 0 when measured from iteration times.
-    pub rows: usize,
     /// Measured from the engine's own timing of its steps or prefill batches, not from
     /// the buckets' rates (which a server idling between arrivals dilutes).
     pub direct: bool,
@@ -57,7 +55,6 @@ pub(super) fn prefill_share(i: &ShareInputs) -> Option<PrefillShare> {
     if let Some(s) = i.measured.filter(|s| s.is_finite() && *s >= 0.0) {
         return Some(PrefillShare {
             share: s.min(0.99),
-            rows: 0,
             direct: true,
         });
     }
@@ -150,12 +147,8 @@ fn timed_batches(i: &ShareInputs) -> Option<PrefillShare> {
         return None;
     }
     let per_token = pt + per_batch / tokens_per_batch;
-    if !(per_token.is_finite() && per_token > 0.0) {
-        return None;
-    }
     Some(PrefillShare {
         share: (per_token * tokens / (secs * i.schedulers.max(1.0))).clamp(0.0, 0.99),
-        rows: pairs.len(),
         direct: true,
     })
 }
@@ -215,7 +208,6 @@ fn trade_off(i: &ShareInputs) -> Option<PrefillShare> {
         // No prompt work in the window: prefill takes none of the time.
         return Some(PrefillShare {
             share: 0.0,
-            rows: rows.len(),
             direct: false,
         });
     }
@@ -244,7 +236,6 @@ fn trade_off(i: &ShareInputs) -> Option<PrefillShare> {
     }
     Some(PrefillShare {
         share: (p * v_mean).clamp(0.0, 0.99),
-        rows: rows.len(),
         direct: false,
     })
 }
@@ -310,7 +301,6 @@ fn per_step(i: &ShareInputs) -> Option<PrefillShare> {
         // No prompt work in the window: prefill takes none of the time.
         return Some(PrefillShare {
             share: 0.0,
-            rows: rows.len(),
             direct: false,
         });
     }
@@ -335,7 +325,6 @@ fn per_step(i: &ShareInputs) -> Option<PrefillShare> {
     }
     Some(PrefillShare {
         share: (p * x_mean / y_mean).clamp(0.0, 0.99),
-        rows: rows.len(),
         direct: false,
     })
 }
