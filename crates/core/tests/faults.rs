@@ -695,3 +695,24 @@ fn text_and_markdown_say_what_was_not_assessed() {
     }
     assert!(text.contains("The server is stalled"), "{text}");
 }
+
+/// Ranks that print several lines a second under a clock of whole seconds: a line in the
+/// same second as its rank's previous one has no interval of its own, yet its rank
+/// generated through the round all the same. The steady rate is both ranks' together.
+#[test]
+fn ranks_printing_within_a_second_are_all_counted() {
+    for interval in [40, 4] {
+        let mut cfg = two_ranks();
+        cfg.concurrency = 6;
+        cfg.decode_log_interval = interval;
+        cfg.log_ms = false;
+        let (log, out) = run(&cfg);
+        let r = analyze(log.as_bytes());
+        let read = diag(&r).facts.server_gen_tok_s.expect("a steady rate");
+        let sim = out.steady_gen_tok_s;
+        assert!(
+            (read / sim - 1.0).abs() < 0.1,
+            "every {interval} steps: read {read:.0} tok/s, simulated {sim:.0}"
+        );
+    }
+}

@@ -94,9 +94,10 @@ impl Phase {
         }
         let (mut run, mut q, mut kvt, mut gen, mut inp) = (None, None, None, None, None);
         let (mut kv_sum, mut kv_n) = (0.0, 0u32);
-        // The sources' tokens summed; their intervals (about the same: they print
-        // together) averaged.
-        let (mut tokens, mut secs, mut timed, mut prompt) = (0.0, 0.0, 0u32, 0.0);
+        // The sources' rates summed over their intervals (about the same: they print
+        // together) averaged. A source whose line has no interval of its own (a clock
+        // that did not tick since its previous line) still generated over the round's.
+        let (mut secs, mut timed, mut prompt) = (0.0, 0u32, 0.0);
         self.pending_n = 0;
         fn acc<T: Into<f64> + Copy>(slot: &mut Option<f64>, v: Option<T>) {
             if let Some(v) = v {
@@ -109,8 +110,7 @@ impl Phase {
             acc(&mut kvt, s.kv_tokens.map(|v| v as f64));
             acc(&mut gen, s.gen_tok_s);
             acc(&mut inp, s.input_tok_s);
-            if let (Some(g), Some(c)) = (s.gen_tok_s, s.covered) {
-                tokens += g * c.secs;
+            if let (Some(_), Some(c)) = (s.gen_tok_s, s.covered) {
                 secs += c.secs;
                 timed += 1;
                 prompt += c.prompt_tokens;
@@ -153,7 +153,9 @@ impl Phase {
                 kv_usage: kv,
                 gen_tok_s: gen,
                 input_tok_s: inp,
-                gen_timed: (timed > 0).then(|| (tokens, secs / timed as f64)),
+                gen_timed: gen
+                    .filter(|_| timed > 0)
+                    .map(|g| (g * secs / timed as f64, secs / timed as f64)),
                 prompt_tokens: prompt,
                 prefill,
             },
