@@ -17,8 +17,8 @@ x2), `client` (concurrency or arrival rate x2), `prefill` (every prefill cost x1
 lever's gain is relaxed / baseline steady generation throughput - 1; the label is the
 lever with the largest gain, `none` when no lever gains 8 %. Then `batchlens diagnose
 --format json` reads the baseline log once per lever with the matching `--what-if`
-(kv_scale=2, max_running=2 x cap per rank, client_concurrency=2 x the requests in
-flight, prefill_cost_scale=0.5); a what-if the CLI refuses is recorded as null.
+(kv_scale=2, max_running=2 x cap per rank, client_scale=2, prefill_cost_scale=0.5); a
+what-if the CLI refuses is recorded as null.
 
 One JSON line per run:
   run, seed, engine, client ("closed", "poisson", "bursty"), config (the SimConfig),

@@ -52,6 +52,18 @@ fn check(name: &str, r: &Report) {
             );
         }
     }
+    // The client's advice is the lever's own change: twice what it keeps in flight.
+    if p.kind == Kind::ClientUnderload {
+        if let (Some(a), Some(own)) = (p.actions.first(), p.predicted_gain) {
+            if let Some(g) = a.predicted_gain.filter(|_| a.id == "client_concurrency") {
+                assert!(
+                    (g - own).abs() < 0.05 * own.abs().max(1.0),
+                    "{name}: {} buys {g}, the verdict's lever {own}",
+                    a.flag
+                );
+            }
+        }
+    }
     // No finding advises a lever the model says buys nothing (evictions are a fact).
     for f in &d.findings {
         if let (Some(_), Some(g)) = (lever_name(f.kind), f.predicted_gain) {

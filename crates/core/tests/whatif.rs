@@ -110,6 +110,13 @@ fn cases() -> Vec<Case> {
             strict: true,
         },
         Case {
+            name: "sglang clients 8 -> 24 as a scale",
+            base: preset("client_underload", 600.0),
+            change: "client_scale=3",
+            apply: |c| c.concurrency = 24,
+            strict: true,
+        },
+        Case {
             name: "sglang saturated clients 384 -> 192",
             base: preset("decode_saturated", 600.0),
             change: "client_concurrency=192",
@@ -346,6 +353,7 @@ fn parse_change_accepts_known_names_only() {
         "mem_fraction_static=1.5",
         "kv_dtype_fp8=2",
         "kv_dtype_fp8=0.5",
+        "client_scale=0",
     ] {
         assert!(whatif::parse_change(bad).is_err(), "{bad}");
     }

@@ -43,6 +43,8 @@ pub use model::Model;
 ///   value, converted to a pool size when the startup lines give enough to do so.
 /// - `max_running`: SGLang `--max-running-requests`, vLLM `--max-num-seqs`.
 /// - `client_concurrency`: requests the client keeps in flight.
+/// - `client_scale`: multiply what the client sends (its requests in flight, or for a
+///   client that sends at its own pace, its rate) by this factor.
 /// - `schedule_conservativeness`: SGLang `--schedule-conservativeness`, the new value (the
 ///   current one is read from `server_args`, default 1.0).
 pub const PARAMETERS: &[&str] = &[
@@ -53,6 +55,7 @@ pub const PARAMETERS: &[&str] = &[
     "gpu_memory_utilization",
     "max_running",
     "client_concurrency",
+    "client_scale",
     "schedule_conservativeness",
     "prefill_cost_scale",
 ];
@@ -81,7 +84,12 @@ pub fn parse_change(s: &str) -> Result<Change, String> {
     }
     let positive = matches!(
         k,
-        "kv_tokens" | "kv_scale" | "max_running" | "client_concurrency" | "prefill_cost_scale"
+        "kv_tokens"
+            | "kv_scale"
+            | "max_running"
+            | "client_concurrency"
+            | "client_scale"
+            | "prefill_cost_scale"
     );
     if positive && value <= 0.0 {
         return Err(format!("'{k}' must be positive in '{s}'"));

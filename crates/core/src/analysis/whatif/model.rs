@@ -320,6 +320,9 @@ impl Model {
                 }
                 "max_running" if v > 0.0 => cap = Some(v * self.ranks),
                 "client_concurrency" if v > 0.0 => clients = Some(v),
+                "client_scale" if v > 0.0 => {
+                    clients = Some(v * clients.unwrap_or(self.running + self.queued))
+                }
                 "prefill_cost_scale" if v > 0.0 => prefill_scale *= v,
                 "schedule_conservativeness" if v > 0.0 => {
                     // The new setting, against the current one (SGLang's default is 1.0).
