@@ -1702,14 +1702,14 @@ fn a_bursty_client_below_what_the_full_server_makes_is_client_bound() {
 
 /// SGLang's prefill lines rate each batch over the gap since the previous one, so the
 /// back-to-back batches time prefill itself. Closed loops of long prompts and a few dozen
-/// outputs at a batch that never moves (prefill takes 80–90 % of the time) and a DP run
-/// whose big prefill batches wait behind decode steps (prefill ~12 %): the verdict agrees,
+/// outputs at a batch that never moves (prefill takes 84–95 % of the time) and a DP run
+/// whose prefill batches wait behind decode steps (prefill ~12 %): the verdict agrees,
 /// and the prefill lever's predicted gain is within a quarter of what the simulator finds
 /// (+0.05): where each gap also holds the decode step in which a request finished, the
 /// envelope counts that step as prefill and the gain comes out high.
 #[test]
 fn sglang_prefill_cost_is_read_off_its_timed_batches() {
-    for seed in [1_000_369, 1_000_455, 1_000_411] {
+    for seed in [1_000_117, 1_000_455, 1_000_165] {
         let (cfg, r, g) = swept(seed);
         assert_eq!(cfg.engine, batchlens_sim::Engine::Sglang, "seed {seed}");
         let d = r.diagnosis.as_ref().unwrap();
@@ -1728,13 +1728,13 @@ fn sglang_prefill_cost_is_read_off_its_timed_batches() {
 }
 
 /// TensorRT-LLM logs every iteration with its time but stamps lines to the second, so a
-/// server that idles between a Poisson or bursty client's arrivals (about half the time
+/// server that idles between a bursty client's arrivals (a fifth to a half of the time
 /// here) shows no gap: the iterations' summed times say how long it stepped. Such runs are
 /// arrival-bound, named client-bound, and twice the arrivals are predicted within 0.25 of
 /// what the simulator finds.
 #[test]
 fn tensorrt_llm_idle_between_iterations_is_read_from_their_times() {
-    for seed in [1_000_013, 1_000_498] {
+    for seed in [1_000_348, 1_000_498] {
         let (cfg, r, g) = swept(seed);
         assert_eq!(cfg.engine, batchlens_sim::Engine::Trtllm, "seed {seed}");
         assert_eq!(cfg.concurrency, 0, "seed {seed}: an open-loop client");

@@ -180,7 +180,11 @@ pub fn draw(seed: u64) -> SimConfig {
     let step_a = log_u(&mut r, 0.004, 0.05);
     let step_b = log_u(&mut r, 2e-5, 1e-3);
     let step_c = log_u(&mut r, 3e-9, 3e-7);
-    let prefill_per_token = log_u(&mut r, 1e-5, 2e-4);
+    // A token's matmuls cost what the weights' read costs over the GPU's ridge point (its
+    // FLOP/s over its bytes/s, in tokens: ~100 for an older GPU at low efficiency, ~1,200
+    // for FP8 on a recent one): both scale with the model's size, so a big model's prompt
+    // chunk is never hidden under its decode step's weight read.
+    let prefill_per_token = step_a / log_u(&mut r, 100.0, 1200.0);
     let prefill_a = log_u(&mut r, 0.001, 0.03);
     // Attention adds up to ~30 % to a 16k-token prompt's linear cost.
     let prefill_attn = if r.f64() < 0.7 {
