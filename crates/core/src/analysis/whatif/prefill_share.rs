@@ -58,19 +58,37 @@ pub(super) fn prefill_share(i: &ShareInputs) -> Option<PrefillShare> {
             direct: true,
         });
     }
-    if let Some(s) = timed_batches(i) {
-        return Some(s);
-    }
+    let floor = match timed_batches(i) {
+        Some(Timed::Share(s)) => return Some(s),
+        Some(Timed::AtLeast(s)) => Some(s),
+        None => None,
+    };
     // Each estimate errs high where the buckets are few or the batch small (a handful of
     // prompts make the whole spread); the lower of two is the safer claim.
-    match (trade_off(i), per_step(i)) {
+    let rates = match (trade_off(i), per_step(i)) {
         (Some(a), Some(b)) => Some(if a.share <= b.share { a } else { b }),
         (a, b) => a.or(b),
+    };
+    match (floor, rates) {
+        (Some(f), Some(r)) => Some(if f.share >= r.share { f } else { r }),
+        (f, r) => f.or(r),
     }
+}
+
+/// What the timed batches say: the share, or where their gaps hold decode steps too, the
+/// part their prompt tokens' own cost makes (a floor).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Timed {
+    Share(PrefillShare),
+    AtLeast(PrefillShare),
 }
 
 /// At least this many timed batches to read the cost of a prompt token off them.
 const MIN_TIMED: usize = 8;
+
+/// Prompt tokens beyond which a forward pass is compute-bound: twice the largest GPU
+/// ridge point (FLOP/s over bytes/s, ~1,000 tokens for FP8 on a recent GPU).
+const COMPUTE_BOUND_TOKENS: f64 = 2048.0;
 
 /// Prefill's share from its batches' own times: a batch of `x` prompt tokens takes
 /// `pa + pt·x`, and its gap adds whatever decode steps ran before it (more before the
@@ -79,7 +97,7 @@ const MIN_TIMED: usize = 8;
 /// where the tokens' part of it is at least twice the part per batch. The
 /// window's prefill time is then its prompt tokens at `pt + pa / (mean tokens per batch)`,
 /// and its share that over the time the window's decode lines cover, on every scheduler.
-fn timed_batches(i: &ShareInputs) -> Option<PrefillShare> {
+fn timed_batches(i: &ShareInputs) -> Option<Timed> {
     if !i.prefill_lines || i.gaps.pairs.len() < MIN_TIMED {
         return None;
     }
@@ -136,21 +154,32 @@ fn timed_batches(i: &ShareInputs) -> Option<PrefillShare> {
             (slope > 0.0).then_some((intercept, slope))
         })
         .flatten();
-    // Only a prefill whose cost grows with its tokens is read this way: where a batch costs
-    // about the same whatever its size (a weight read, or the decode step each gap holds
-    // when requests arrive one completion at a time), the envelope says how long a gap
-    // is, not what prefill costs.
-    let (pa, pt) = line?;
-    let per_batch = pa.max(0.0);
     let tokens_per_batch = i.gaps.tokens_per_batch.max(1.0);
-    if pt * tokens_per_batch < 2.0 * per_batch {
-        return None;
-    }
-    let per_token = pt + per_batch / tokens_per_batch;
-    Some(PrefillShare {
+    let share = |per_token: f64| PrefillShare {
         share: (per_token * tokens / (secs * i.schedulers.max(1.0))).clamp(0.0, 0.99),
         direct: true,
-    })
+    };
+    let per_token = match line {
+        // Where a batch costs about the same whatever its size (a weight read, or the decode
+        // steps each gap holds when requests arrive one completion at a time), the
+        // envelope's intercept says how long a gap is, not what prefill costs: only the
+        // tokens' own cost, the slope, is prefill's for sure.
+        Some((pa, pt)) => {
+            let per_batch = pa.max(0.0);
+            if pt * tokens_per_batch < 2.0 * per_batch {
+                return Some(Timed::AtLeast(share(pt)));
+            }
+            pt + per_batch / tokens_per_batch
+        }
+        // Batches all about one size (a chunk the prompts fill): no line to fit, but a batch
+        // this large is compute-bound on any GPU (its tokens' matmuls outlast the weights'
+        // read), so its fast gaps are its cost, per token at the size the run batches.
+        None if x_lo >= COMPUTE_BOUND_TOKENS && tokens_per_batch >= COMPUTE_BOUND_TOKENS => {
+            crate::analysis::window::median(envelope.iter().map(|e| e.1 / e.0[1]).collect())?
+        }
+        None => return None,
+    };
+    Some(Timed::Share(share(per_token)))
 }
 
 /// The slope of the busy time's split between decode steps and prompt tokens. Where
@@ -400,6 +429,54 @@ mod tests {
         );
         // The same prompt work over the same seconds on two ranks is half the share.
         assert!((share(2.0).share - one.share / 2.0).abs() < 1e-9);
+    }
+
+    /// One prompt per batch, each gap holding the few decode steps (40 ms) run since the
+    /// previous completion: the intercept is mostly decode, so only the prompt tokens' own
+    /// cost (10 µs each, 1,000 a second: 1 % of the time) is claimed, as a floor.
+    #[test]
+    fn gaps_that_hold_decode_steps_claim_the_tokens_cost_only() {
+        let pairs: Vec<(f32, f32)> = (0..200u32)
+            .map(|k| {
+                let x = 1500.0 + f64::from(k % 29) * 100.0;
+                (x as f32, (0.01 + 0.04 + 10e-6 * x) as f32)
+            })
+            .collect();
+        let gaps = PrefillGaps {
+            pairs,
+            tokens_per_batch: 2900.0,
+        };
+        let points = minute();
+        let Some(Timed::AtLeast(s)) = timed_batches(&inputs(&points, &gaps, 1.0)) else {
+            panic!("a floor");
+        };
+        assert!((s.share - 0.01).abs() < 0.001, "{s:?}");
+    }
+
+    /// Every batch a full 8,192-token chunk at 20 ms + 50 µs per token: no line to fit, but
+    /// a batch that large is compute-bound, so its gap is its cost. The window prefilled
+    /// 1,000 tokens a second: ~5.2 % of the time.
+    #[test]
+    fn full_chunks_are_timed_as_they_are() {
+        let gaps = PrefillGaps {
+            pairs: vec![(8192.0, (0.02 + 50e-6 * 8192.0) as f32); 60],
+            tokens_per_batch: 8192.0,
+        };
+        let points = minute();
+        let Some(Timed::Share(s)) = timed_batches(&inputs(&points, &gaps, 1.0)) else {
+            panic!("a share");
+        };
+        let truth = 1000.0 * (50e-6 + 0.02 / 8192.0);
+        assert!(
+            (s.share - truth).abs() < 0.01 * truth,
+            "{s:?} against {truth}"
+        );
+        // Small batches of one size say nothing of prefill's cost: a weight read each.
+        let small = PrefillGaps {
+            pairs: vec![(300.0, 0.03); 60],
+            tokens_per_batch: 300.0,
+        };
+        assert_eq!(timed_batches(&inputs(&points, &small, 1.0)), None);
     }
 
     /// Too few back-to-back batches, or none of SGLang's prefill lines: the buckets'
