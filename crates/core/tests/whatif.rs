@@ -41,6 +41,23 @@ fn preset(name: &str, duration: f64) -> SimConfig {
     c
 }
 
+/// TensorRT-LLM under a Poisson client: the batch follows the arrivals, and every
+/// iteration's time is printed.
+fn trtllm_poisson() -> SimConfig {
+    SimConfig {
+        engine: batchlens_sim::Engine::Trtllm,
+        concurrency: 0,
+        num_requests: 0,
+        arrival_rate: 3.0,
+        duration_s: 600.0,
+        kv_capacity_tokens: 200_000,
+        prompt_len: batchlens_sim::LenDist::Uniform { min: 200, max: 600 },
+        output_len: batchlens_sim::LenDist::Uniform { min: 100, max: 300 },
+        max_new_tokens: 1024,
+        ..SimConfig::default()
+    }
+}
+
 fn cases() -> Vec<Case> {
     vec![
         Case {
@@ -205,6 +222,20 @@ fn cases() -> Vec<Case> {
             change: "max_running=4096",
             apply: |c| c.max_running_requests = 4096,
             strict: true,
+        },
+        Case {
+            name: "trtllm poisson rate x1.5",
+            base: trtllm_poisson(),
+            change: "client_scale=1.5",
+            apply: |c| c.arrival_rate *= 1.5,
+            strict: false,
+        },
+        Case {
+            name: "trtllm poisson rate x4",
+            base: trtllm_poisson(),
+            change: "client_scale=4",
+            apply: |c| c.arrival_rate *= 4.0,
+            strict: false,
         },
         Case {
             name: "sglang clients 8 -> 400 (KV binds)",
@@ -418,4 +449,33 @@ fn predictions_are_sane_on_every_fixture() {
         }
     }
     assert!(fitted > 0);
+}
+
+/// An open-loop client sending more than the server can take: requests pile up whatever
+/// the client had in flight before, and the server makes what its steps make when full
+/// (here read off TensorRT-LLM's own decode-step times), not what the old in-flight count
+/// would.
+#[test]
+fn an_overloaded_open_loop_server_makes_what_its_steps_make() {
+    let base = trtllm_poisson();
+    let (text, _) = run(&base);
+    let report = analyze(text.as_bytes(), Options::default());
+    for scale in [1.5, 6.0] {
+        let w = whatif::predict(
+            &report,
+            &[whatif::parse_change(&format!("client_scale={scale}")).unwrap()],
+        )
+        .unwrap();
+        assert!(w.model.contains("least squares"), "{}", w.model);
+        let mut cfg = base.clone();
+        cfg.arrival_rate *= scale;
+        let (_, truth) = run(&cfg);
+        let err = w.predicted.gen_throughput_tok_s / truth.steady_gen_tok_s - 1.0;
+        assert!(
+            err.abs() < 0.1,
+            "rate x{scale}: predicted {:.0} tok/s, simulated {:.0}",
+            w.predicted.gen_throughput_tok_s,
+            truth.steady_gen_tok_s
+        );
+    }
 }

@@ -499,6 +499,21 @@ impl Timeline {
         {
             Some(secs) => {
                 if let Some(input) = s.input_tok_s {
+                    // The iteration's own time, in its bucket beside the rates (the step
+                    // model reads the decode-only ones): on the clock of the latest line
+                    // placed, as merged records are placed once merged.
+                    if let (Some(t), Some(t0)) = (self.last_stat_t, self.t0) {
+                        let step = Step {
+                            line: s.line,
+                            stamp: None,
+                            ctx_requests: u32::from(input > 0.0),
+                            ctx_tokens: (input * secs).round() as u64,
+                            gen_requests: s.running.unwrap_or(0),
+                            gen_tokens: s.gen_tok_s.map_or(0.0, |g| (g * secs).round()) as u64,
+                            secs,
+                        };
+                        self.series.add_step(t - t0, &step);
+                    }
                     self.iteration_s += secs;
                     if input > 0.0 {
                         // An iteration with prompts also decodes the running requests: its

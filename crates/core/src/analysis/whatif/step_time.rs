@@ -3,7 +3,7 @@
 //! shows too little spread in batch size to fit.
 
 use super::least_squares::robust_least_squares;
-use crate::report::Point;
+use crate::report::{Point, StepSums};
 
 /// What the step-time fit reads: the timeline and the steady state it anchors to.
 pub(super) struct StepInputs<'a> {
@@ -22,6 +22,9 @@ pub(super) struct StepInputs<'a> {
     /// Ranks or engines with their own scheduler (data parallelism), each with its share
     /// of the batch.
     pub ranks: f64,
+    /// The window's buckets of engine steps the log times (TensorRT-LLM's iterations,
+    /// vLLM's `Iteration(N)` lines); empty elsewhere.
+    pub steps: &'a [StepSums],
 }
 
 /// The step model anchored to the steady state (see [`super::Model`]'s fields).
@@ -33,6 +36,8 @@ pub(super) struct StepTime {
     pub cov_ab: [[f64; 2]; 2],
     pub r2: f64,
     pub fitted: bool,
+    /// Fitted to the engine's own times of its decode steps.
+    pub timed: bool,
     pub points: usize,
 }
 
@@ -80,6 +85,9 @@ impl StepTime {
     }
 
     pub(super) fn fit(i: &StepInputs) -> StepTime {
+        if let Some(t) = timed_decode(i) {
+            return t;
+        }
         let StepInputs {
             running,
             gen,
@@ -302,9 +310,79 @@ impl StepTime {
             cov_ab,
             r2,
             fitted,
+            timed: false,
             points,
         }
     }
+}
+
+/// Decode steps the buckets must time between them, and buckets, to fit on.
+const MIN_TIMED_STEPS: u32 = 200;
+const MIN_TIMED_BUCKETS: usize = 8;
+
+/// The decode step from the engine's own times of its decode-only steps, bucket by bucket
+/// (mean seconds against mean batch): no prefill, idle or line interval mixes in, so where
+/// the batch moves the fixed and per-request costs are read as they are. Prefill's part is
+/// set afterwards from its measured share. `None` where the log times too few decode
+/// steps, their batch barely moves, or the fit does not pin the per-request cost down.
+fn timed_decode(i: &StepInputs) -> Option<StepTime> {
+    let rows: Vec<(Vec<f64>, f64, f64)> = i
+        .steps
+        .iter()
+        .filter(|b| b.decode_steps >= 3 && b.decode_secs > 0.0 && b.decode_requests > 0.0)
+        .map(|b| {
+            let k = f64::from(b.decode_steps);
+            (
+                vec![1.0, b.decode_requests / k],
+                b.decode_secs / k,
+                k.sqrt(),
+            )
+        })
+        .collect();
+    let steps: u32 = i.steps.iter().map(|b| b.decode_steps).sum();
+    if rows.len() < MIN_TIMED_BUCKETS || steps < MIN_TIMED_STEPS || i.running <= 0.0 {
+        return None;
+    }
+    let n = rows.len() as f64;
+    let mean = rows.iter().map(|r| r.0[1]).sum::<f64>() / n;
+    let sd = (rows.iter().map(|r| (r.0[1] - mean).powi(2)).sum::<f64>() / n).sqrt();
+    if mean <= 0.0 || sd < 0.1 * mean {
+        return None;
+    }
+    let f = robust_least_squares(&rows, &[0, 1])?;
+    let (a, b) = (f.beta[0], f.beta[1].max(0.0));
+    let var_a = f.var(&[1.0, 0.0]);
+    let var_b = f.var(&[0.0, 1.0]);
+    // Per rank: each scheduler's batch is its share of the running requests.
+    let per_rank = i.running / i.ranks.max(1.0);
+    let y = a + b * per_rank;
+    if !(a > 0.0 && y > 0.0 && var_b.sqrt() * per_rank < 0.15 * y) {
+        return None;
+    }
+    // In terms of all ranks' running requests: each rank steps its own share at once.
+    let b_all = b / i.ranks.max(1.0);
+    let var_b_all = var_b / i.ranks.max(1.0).powi(2);
+    let cov = 0.5 * (f.var(&[1.0, 1.0]) - var_a - var_b) / i.ranks.max(1.0);
+    // Anchored to the steady state's step over wall time (what the rates are).
+    let y0 = i.running / i.gen;
+    let k = y0 / (a + b_all * i.running);
+    if !(k.is_finite() && k > 0.0) {
+        return None;
+    }
+    Some(StepTime {
+        a: a * k,
+        b: b_all * k,
+        c: 0.0,
+        pf: 0.0,
+        cov_ab: [
+            [var_a * k * k, cov * k * k],
+            [cov * k * k, var_b_all * k * k],
+        ],
+        r2: f.r2,
+        fitted: true,
+        timed: true,
+        points: rows.len(),
+    })
 }
 
 /// Prefill seconds per step per running request at the steady state, from the rows of a
@@ -339,4 +417,64 @@ fn prefill_part(
     let se = f.var(&[0.0, 1.0]).sqrt();
     let pf = beta * pf0;
     (beta > 0.0 && se < 0.5 * beta && pf * running <= 0.9 * y0).then_some(pf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A minute of buckets of decode-only steps at 10 ms + 0.2 ms per request, the batch
+    /// moving between `lo` and `hi` (with ±3 % noise on each bucket's mean step).
+    fn buckets(lo: f64, hi: f64) -> Vec<StepSums> {
+        (0..60u32)
+            .map(|k| {
+                let n = lo + (hi - lo) * f64::from((k * 7) % 11) / 10.0;
+                let noise = 1.0 + 0.03 * (f64::from((k * 13) % 5) - 2.0) / 2.0;
+                let steps = 50;
+                StepSums {
+                    t_s: f64::from(k),
+                    steps,
+                    secs: 0.0,
+                    decode_steps: steps,
+                    decode_secs: f64::from(steps) * (0.010 + 0.0002 * n) * noise,
+                    decode_requests: f64::from(steps) * n,
+                    ..StepSums::default()
+                }
+            })
+            .collect()
+    }
+
+    fn inputs(steps: &[StepSums]) -> StepInputs<'_> {
+        let running = 25.0;
+        StepInputs {
+            points: &[],
+            running,
+            gen: running / (0.010 + 0.0002 * running),
+            cap: None,
+            kv_per_request: None,
+            prefill_lines: false,
+            input_tok_s: None,
+            ranks: 1.0,
+            steps,
+        }
+    }
+
+    /// The engine's own decode-step times, where the batch moves, give the fixed and the
+    /// per-request cost as they are (anchored to the steady state's step).
+    #[test]
+    fn timed_decode_steps_split_the_step() {
+        let steps = buckets(10.0, 40.0);
+        let t = StepTime::fit(&inputs(&steps));
+        assert!(t.fitted);
+        assert!((t.a / 0.010 - 1.0).abs() < 0.1, "a = {}", t.a);
+        assert!((t.b / 0.0002 - 1.0).abs() < 0.15, "b = {}", t.b);
+    }
+
+    /// A batch that never moves leaves the split to the prior, as the buckets' rates do.
+    #[test]
+    fn timed_decode_steps_at_one_batch_say_nothing_of_the_split() {
+        let steps = buckets(25.0, 25.5);
+        assert!(timed_decode(&inputs(&steps)).is_none());
+        assert!(timed_decode(&inputs(&[])).is_none());
+    }
 }
