@@ -36,6 +36,8 @@ pub struct Model {
     pub c: f64,
     /// The step model was fitted (not the prior).
     pub fitted: bool,
+    /// Fitted to the engine's own times of its decode steps (not the buckets' rates).
+    pub timed: bool,
     /// R² of the fit (0 for the prior).
     pub r2: f64,
     /// Timeline buckets the fit used.
@@ -127,11 +129,13 @@ impl Model {
                 .is_some_and(|cv| cv > 0.05_f64.max(0.5 / (running + queued).max(1.0).sqrt()));
         // The queue empties now and then and does not grow: what arrives is served.
         // A median queue of half the batch or more is a server saturated most of the
-        // time, whatever the client's pace.
+        // time, whatever the client's pace, unless the queue empties in a fifth of it
+        // all the same: a bursty client's bursts wait, and are cleared before the next.
+        let waits = w.queue_share.unwrap_or(0.0);
         let arrival_bound = open_loop
-            && w.queue_share.unwrap_or(0.0) < 0.95
+            && waits < 0.95
             && !w.queue_growing
-            && w.queued_p50.unwrap_or(0.0) < 0.5 * running;
+            && (w.queued_p50.unwrap_or(0.0) < 0.5 * running || waits <= 0.8);
         let (saturated_running, saturated_kv_usage) = if arrival_bound {
             (
                 w.running_queued.map_or(running, |s| s.max(running)),
@@ -150,6 +154,13 @@ impl Model {
             Bound::KvCache
         };
 
+        let window_steps: Vec<_> = r
+            .timeline
+            .steps
+            .iter()
+            .filter(|b| b.t_s >= w.start_s && b.t_s < w.end_s)
+            .copied()
+            .collect();
         let mut step = StepTime::fit(&StepInputs {
             points: &r.timeline.points,
             running,
@@ -161,6 +172,7 @@ impl Model {
             // Each rank or engine that prints its own batch schedules its own: a paste of
             // DP ranks without the startup lines that state their number counts them.
             ranks: ranks.max(printing as f64),
+            steps: &window_steps,
         });
 
         // Prefill's share of the time, measured: the step's prefill part is set to it and
@@ -231,6 +243,7 @@ impl Model {
             b: step.b,
             c: step.c,
             fitted: step.fitted,
+            timed: step.timed,
             r2: step.r2,
             points: step.points,
             bound,
@@ -440,7 +453,12 @@ impl Model {
                 let busy = (1.0 - self.idle_share).clamp(0.2, 1.0);
                 let decode = (self.a + (b - self.pf_per_request) * self.running).max(0.0);
                 let per_rank = self.running / self.ranks.max(1.0);
-                let fixed = decode * (1.0 - per_rank / (per_rank + PRIOR_N0));
+                // The engine's own decode-step times split it as it is, arrivals or not.
+                let fixed = if self.timed {
+                    self.a
+                } else {
+                    decode * (1.0 - per_rank / (per_rank + PRIOR_N0))
+                };
                 let per_request = (self.a + b * self.running - fixed) / self.running.max(1.0);
                 let rate = |n: f64| n / ((fixed + per_request * n) * busy);
                 // Full, it made what the buckets with requests waiting show; the step
@@ -461,6 +479,20 @@ impl Model {
                 };
                 step = self.a + b * running;
                 bound = Bound::Client;
+            } else if ceiling > gen {
+                // More arrives than the server can take: requests pile up, however few the
+                // client had in flight before, and the server runs as full as its limits
+                // let it, at what its steps then make.
+                gen = ceiling;
+                bound = if cap.is_some_and(|c| c <= full) {
+                    Bound::MaxRunning
+                } else if kv_limit.is_some_and(|l| l <= full) {
+                    Bound::KvCache
+                } else {
+                    Bound::Client
+                };
+                running = full;
+                step = running / gen;
             }
         }
         let queued = (demand - running).max(0.0);
