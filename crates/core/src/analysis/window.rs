@@ -166,12 +166,16 @@ pub fn steady(r: &Report) -> Window {
         .iter()
         .filter_map(|p| Some((p.running? + p.queued?, p.samples as f64)))
         .collect();
+    // From the interdecile range (a normal's is 2.56 standard deviations) over the
+    // median: a closed loop's ramp or drain left in the window (a tail of buckets far
+    // below its plateau) does not make it read as a client at its own pace.
     let demand_cv = (demand.len() >= 8).then(|| {
-        let n: f64 = demand.iter().map(|d| d.1).sum();
-        let m = demand.iter().map(|d| d.0 * d.1).sum::<f64>() / n;
-        let v = demand.iter().map(|d| (d.0 - m).powi(2) * d.1).sum::<f64>() / n;
+        let mut d: Vec<f64> = demand.iter().map(|d| d.0).collect();
+        d.sort_by(f64::total_cmp);
+        let q = |f: f64| d[((d.len() - 1) as f64 * f).round() as usize];
+        let m = q(0.5);
         if m > 0.0 {
-            v.sqrt() / m
+            (q(0.9) - q(0.1)) / 2.563 / m
         } else {
             0.0
         }
