@@ -1749,3 +1749,20 @@ fn tensorrt_llm_idle_between_iterations_is_read_from_their_times() {
         );
     }
 }
+
+/// A bursty client whose bursts wait (a median queue of hundreds) yet are cleared before
+/// the next (the queue empties in a quarter to two fifths of the window): the server
+/// serves what arrives, so a cheaper prefill buys nothing and more of the client's
+/// requests buy most. Named client-bound, agreeing with the simulator.
+#[test]
+fn bursts_that_wait_and_clear_are_the_clients_doing() {
+    for seed in [1_000_026, 1_000_366, 1_000_190] {
+        let (cfg, r, g) = swept(seed);
+        assert!(
+            cfg.concurrency == 0 && !cfg.bursts.is_empty(),
+            "seed {seed}: a bursty client"
+        );
+        assert_eq!(primary(&r), Kind::ClientUnderload, "seed {seed}");
+        assert!(g.client > 0.3 && g.prefill < 0.05, "seed {seed}: {g:?}");
+    }
+}
