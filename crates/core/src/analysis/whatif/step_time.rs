@@ -343,10 +343,7 @@ fn timed_decode(i: &StepInputs) -> Option<StepTime> {
     if rows.len() < MIN_TIMED_BUCKETS || steps < MIN_TIMED_STEPS || i.running <= 0.0 {
         return None;
     }
-    let n = rows.len() as f64;
-    let mean = rows.iter().map(|r| r.0[1]).sum::<f64>() / n;
-    let sd = (rows.iter().map(|r| (r.0[1] - mean).powi(2)).sum::<f64>() / n).sqrt();
-    if mean <= 0.0 || sd < 0.1 * mean {
+    if !moves(&rows) {
         return None;
     }
     let f = robust_least_squares(&rows, &[0, 1])?;
@@ -385,6 +382,15 @@ fn timed_decode(i: &StepInputs) -> Option<StepTime> {
     })
 }
 
+/// Whether the rows' column 1 (the regressor beside the intercept) moves enough to fit a
+/// slope on: its spread at least a tenth of its mean.
+fn moves(rows: &[(Vec<f64>, f64, f64)]) -> bool {
+    let n = rows.len() as f64;
+    let mean = rows.iter().map(|r| r.0[1]).sum::<f64>() / n;
+    let sd = (rows.iter().map(|r| (r.0[1] - mean).powi(2)).sum::<f64>() / n).sqrt();
+    mean > 0.0 && sd >= 0.1 * mean
+}
+
 /// Prefill seconds per step per running request at the steady state, from the rows of a
 /// run whose batch barely moves: the step against the prompt work alone (column `col` of the
 /// rows, prompt tokens per step), which moves from
@@ -406,10 +412,7 @@ fn prefill_part(
     if rows.len() < 8 || pf0 <= 0.0 {
         return None;
     }
-    let n = rows.len() as f64;
-    let mean = rows.iter().map(|r| r.0[1]).sum::<f64>() / n;
-    let sd = (rows.iter().map(|r| (r.0[1] - mean).powi(2)).sum::<f64>() / n).sqrt();
-    if mean <= 0.0 || sd < 0.1 * mean {
+    if !moves(&rows) {
         return None;
     }
     let f = robust_least_squares(&rows, &[0, 1])?;
