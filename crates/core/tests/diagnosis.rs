@@ -1377,7 +1377,8 @@ fn short_prompts_in_decode_iterations_do_not_make_a_tensorrt_llm_run_prefill_bou
 /// The client keeps exactly as many requests in flight as the stated running
 /// cap admits: nothing waits, so the cap never shows as a queue, yet more in
 /// flight would only wait and a higher cap would find nothing more to run.
-/// The advice raises both, predicted together, and says no slot is spare.
+/// Neither lever alone is the bottleneck, so the verdict names none; it says what
+/// raising both together buys, advises that first, and says no slot is spare.
 #[test]
 fn a_client_that_fills_the_running_cap_is_told_to_raise_both() {
     for (engine, flag) in [
@@ -1392,9 +1393,13 @@ fn a_client_that_fills_the_running_cap_is_told_to_raise_both() {
             ..cfg.clone()
         });
         let d = r.diagnosis.as_ref().unwrap();
-        assert_eq!(primary(&r), Kind::ClientUnderload, "{engine:?}");
+        // Neither alone buys: no single lever is the bottleneck, and the verdict says
+        // what the two together buy.
+        assert_eq!(primary(&r), Kind::DecodeSaturated, "{engine:?}");
         assert!(
-            d.primary.headline.contains("the cap of 16"),
+            d.primary
+                .headline
+                .contains("raised together they are predicted +"),
             "{}",
             d.primary.headline
         );

@@ -13,7 +13,8 @@ pub enum Lever {
     Client,
     Prefill,
     /// The cap and the client's requests together: a client that keeps exactly as many in
-    /// flight as the cap admits gains from neither alone.
+    /// flight as the cap admits gains from neither alone. Reported, and advised beside a
+    /// verdict, but never the verdict: one change at a time names the bottleneck.
     CapAndClient,
 }
 
@@ -50,13 +51,10 @@ pub fn lever_gains(m: &Model, cap: Option<f64>) -> Vec<LeverGain> {
     };
     let mut asks = vec![
         (Lever::KvPool, vec![change("kv_scale", 2.0)]),
-        (
-            Lever::Client,
-            vec![change(
-                "client_concurrency",
-                (2.0 * (m.running + m.queued)).round().max(2.0),
-            )],
-        ),
+        // Twice what the client keeps in flight as the log shows it (running and waiting),
+        // not a count rounded to whole requests: a closed loop of one keeps a little under
+        // one running (its request is between turns now and then), and two keep twice that.
+        (Lever::Client, vec![change("client_scale", 2.0)]),
         (Lever::Prefill, vec![change("prefill_cost_scale", 0.5)]),
     ];
     if let Some(c) = cap.filter(|c| *c > 0.0) {
@@ -66,10 +64,7 @@ pub fn lever_gains(m: &Model, cap: Option<f64>) -> Vec<LeverGain> {
         if m.queued < 1.0 && m.running >= 0.9 * c {
             asks.push((
                 Lever::CapAndClient,
-                vec![
-                    raised,
-                    change("client_concurrency", (2.0 * m.running).round().max(2.0)),
-                ],
+                vec![raised, change("client_scale", 2.0)],
             ));
         }
     }

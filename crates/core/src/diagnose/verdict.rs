@@ -35,16 +35,9 @@ fn lever_of(kind: Kind) -> Option<Lever> {
     }
 }
 
-/// What a lever buys; the client's, where it fills the cap exactly, together with the cap.
+/// What a lever buys.
 fn gain_of(levers: &[LeverGain], lever: Lever) -> Option<f64> {
-    let of = |l: Lever| levers.iter().find(|x| x.lever == l).map(|x| x.gain);
-    match lever {
-        Lever::Client => match (of(Lever::Client), of(Lever::CapAndClient)) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        },
-        l => of(l),
-    }
+    levers.iter().find(|x| x.lever == lever).map(|x| x.gain)
 }
 
 /// Reorders (and completes) the rules' findings so that the first is the lever the model
@@ -60,6 +53,21 @@ pub fn choose(c: &Ctx, findings: &mut Vec<Finding>, levers: &[LeverGain]) {
         return;
     }
     if levers.is_empty() || c.stat_lines == 0 {
+        return;
+    }
+    // The joint lever (cap and client together) is advised where it buys, never the
+    // verdict: the bottleneck is what one change relaxes.
+    let joint = levers
+        .iter()
+        .find(|l| l.lever == Lever::CapAndClient)
+        .cloned();
+    let levers: Vec<LeverGain> = levers
+        .iter()
+        .filter(|l| l.lever != Lever::CapAndClient)
+        .cloned()
+        .collect();
+    let levers = levers.as_slice();
+    if levers.is_empty() {
         return;
     }
     // A snapshot of a line or two fits nothing but the prior: the rules' mechanics decide,
@@ -142,7 +150,9 @@ pub fn choose(c: &Ctx, findings: &mut Vec<Finding>, levers: &[LeverGain]) {
                 }
             }
             Lever::RunningCap => Kind::RunningRequestLimit,
-            Lever::Client | Lever::CapAndClient => Kind::ClientUnderload,
+            Lever::Client => Kind::ClientUnderload,
+            // Not a candidate (see `joint` above).
+            Lever::CapAndClient => Kind::ClientUnderload,
             Lever::Prefill => Kind::PrefillHeavy,
         },
     };
@@ -192,6 +202,11 @@ pub fn choose(c: &Ctx, findings: &mut Vec<Finding>, levers: &[LeverGain]) {
     if let Some(note) = cheap_note(&primary) {
         primary.headline.push_str(&note);
     }
+    if let Some(j) = joint.filter(|j| {
+        j.gain >= SATURATED_GAIN && j.gain > primary.predicted_gain.unwrap_or(0.0) + NO_GAIN
+    }) {
+        together(c, &mut primary, &j);
+    }
     // The rest by what their levers buy, those without one after.
     findings.sort_by(|a, b| {
         b.predicted_gain
@@ -204,6 +219,34 @@ pub fn choose(c: &Ctx, findings: &mut Vec<Finding>, levers: &[LeverGain]) {
         f.confidence = f.confidence.min((primary.confidence - 0.01).max(0.0));
     }
     findings.insert(0, primary);
+}
+
+/// A client that keeps exactly as many requests in flight as the cap admits gains from
+/// neither alone: the verdict says what raising both together buys, and advises it after
+/// its own actions (first, where the verdict is that nothing else buys).
+fn together(c: &Ctx, primary: &mut Finding, joint: &LeverGain) {
+    let mut both = kinds::client(c, primary.confidence).actions;
+    both.retain(|a| a.predicted_gain.is_some_and(|g| g >= NO_GAIN));
+    if both.is_empty() {
+        return;
+    }
+    let cap = c.cap.unwrap_or(c.run());
+    let gain = signed(joint.gain);
+    if primary.kind == Kind::DecodeSaturated {
+        primary.headline = format!(
+            "No single change buys {}: the client keeps exactly as many requests in flight as the running cap admits ({}), so raising either alone changes nothing; raised together they are predicted {gain}",
+            pct(SATURATED_GAIN),
+            num(cap)
+        );
+        both.append(&mut primary.actions);
+        primary.actions = both;
+    } else {
+        primary.headline.push_str(&format!(
+            "; the client keeps exactly as many in flight as the cap admits ({}): raising both together is predicted {gain}",
+            num(cap)
+        ));
+        primary.actions.append(&mut both);
+    }
 }
 
 /// The counterfactuals in words, for the verdict's evidence.

@@ -1,6 +1,6 @@
 //! Nothing waits: the client does not send enough concurrent work.
 
-use crate::diagnose::actions::{action, change, client_concurrency, in_flight, raised_cap};
+use crate::diagnose::actions::{action, change, in_flight, raised_cap};
 use crate::diagnose::context::Ctx;
 use crate::diagnose::evidence::{
     concurrency_evidence, ev, finish, kv_evidence, throughput_evidence,
@@ -120,9 +120,12 @@ fn actions(c: &Ctx) -> Vec<Action> {
             |g| g.keep_doubling,
         )
     };
-    vec![client_concurrency(
+    // Predicted as a multiple of what the log shows in flight, as the verdict's lever is:
+    // the advice rounds to whole requests, the prediction keeps the gaps between turns.
+    let n = target.round().max(1.0);
+    vec![in_flight(
         c,
-        target,
+        n,
         format!(
             "The server has KV and slots to spare: send more requests at once, {step}{}",
             if c.facts.idle_fraction.is_some_and(|f| f > 0.05) {
@@ -131,6 +134,7 @@ fn actions(c: &Ctx) -> Vec<Action> {
                 ""
             }
         ),
+        &[change("client_scale", target / flight)],
     )]
 }
 
