@@ -491,9 +491,10 @@ fn vllm_step_lines_give_the_decode_step_time_and_prefill_its_own_time() {
     let mfu = 2048.0 / 0.060 * 2.0 * f.active_params / 989.4e12;
     assert!(f.prefill_mfu.unwrap() >= mfu - 1e-4, "{f:?}");
     assert!(f.prefill_mfu.unwrap() < mfu * 1.05, "{f:?}");
-    // The share of the time prefill takes, as TensorRT-LLM's iterations give it: the
-    // first prefill step has no decode step before it to subtract.
-    let share = (75.3 + 9.0 * 60.0) / (10.0 * (75.3 + 30.0 * (15.2 + 15.4)));
+    // The share of the time prefill takes, as TensorRT-LLM's iterations give it: each
+    // prefill step's time beyond the decode step before it (15.4 ms), the first one's
+    // beyond the decode step after it (15.2 ms), there being none before.
+    let share = (60.1 + 9.0 * 59.9) / (10.0 * (75.3 + 30.0 * (15.2 + 15.4)));
     assert!(close(r.summary.prefill_time_share.unwrap(), share, 1e-3));
     let text = batchlens_core::render::text(&r, false);
     assert!(

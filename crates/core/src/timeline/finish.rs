@@ -17,7 +17,7 @@ impl Timeline {
         let schedulers = self.config.data_parallel_size.unwrap_or(1).max(1) as f64;
         let covered = self.step_s / schedulers >= super::MIN_STEP_COVERAGE * (last - first + 1.0);
         (self.steps_timed >= super::MIN_STEPS_FOR_SHARE && self.step_s > 0.0 && covered)
-            .then(|| dec(self.step_prefill_s / self.step_s, 4))
+            .then(|| dec(self.step_split.prefill_s() / self.step_s, 4))
     }
 
     /// The report's figures: of the only run, or, when the log holds several,
@@ -115,7 +115,8 @@ impl Timeline {
             out_of_memory_events: self.events.out_of_memory,
             restarts: self.events.restarts,
             prefill_time_share: if self.iteration_s > 0.0 {
-                Some(dec(self.prefill_s / self.iteration_s, 4))
+                let prefill_s: f64 = self.sources.iter().map(|s| s.split.prefill_s()).sum();
+                Some(dec(prefill_s / self.iteration_s, 4))
             } else {
                 self.step_share()
             },

@@ -13,6 +13,7 @@ mod gaps;
 mod merge;
 mod phase;
 pub mod series;
+mod step_split;
 
 use phase::{main_phase, Phase};
 
@@ -82,8 +83,8 @@ struct SourceAcc {
     series: Series,
     /// Iterations not yet merged into a sample.
     merging: merge::Merging,
-    /// Seconds of this source's latest iteration that only decoded.
-    decode_step_s: Option<f64>,
+    /// Its iterations' prefill part.
+    split: step_split::StepSplit,
     /// Prompt tokens of this source's prefill lines since its previous decode line.
     prompt_since: f64,
     /// Prompt tokens of this source's previous line when it was a prefill line.
@@ -113,22 +114,20 @@ pub struct Timeline {
     merging: bool,
     /// Merged samples, to be added (a buffer kept for reuse).
     merged: Vec<Sample>,
-    /// Seconds of the iterations merged that say whether they prefilled, and
-    /// the part of them spent prefilling.
+    /// Seconds of the iterations merged that say whether they prefilled (their
+    /// prefill part is each source's `split`).
     iteration_s: f64,
-    prefill_s: f64,
     /// Sum and count of the speculative tokens per step the log states.
     accept_len: (f64, u64),
     /// Back-to-back prefill batches, timed by their lines' input throughput.
     prefill_gaps: gaps::GapSample,
     /// Engine steps (`Record::Step`): how many, their seconds, the part spent
-    /// prefilling, and the seconds of the latest that only decoded.
+    /// prefilling.
     steps_timed: u64,
     /// The clock of the first and the last of them.
     step_span: Option<(f64, f64)>,
     step_s: f64,
-    step_prefill_s: f64,
-    step_decode_s: Option<f64>,
+    step_split: step_split::StepSplit,
     /// Decode lines with a graph field, those without a graph, their smallest batch.
     graph_lines: u64,
     graph_off_lines: u64,
@@ -289,13 +288,8 @@ impl Timeline {
         span.1 = span.1.max(t);
         self.steps_timed += 1;
         self.step_s += st.secs;
-        if st.ctx_tokens > 0 {
-            // A step with prompts also decodes the running requests: its prefill
-            // is the time beyond the latest decode-only step.
-            self.step_prefill_s += (st.secs - self.step_decode_s.unwrap_or(0.0)).max(0.0);
-        } else if st.gen_requests > 0 {
-            self.step_decode_s = Some(st.secs);
-        }
+        self.step_split
+            .add(st.secs, st.ctx_tokens as f64, st.gen_requests > 0);
     }
 
     // Rare records, kept out of `add` (inlined where samples are added, which runs
@@ -515,13 +509,8 @@ impl Timeline {
                         self.series.add_step(t - t0, &step);
                     }
                     self.iteration_s += secs;
-                    if input > 0.0 {
-                        // An iteration with prompts also decodes the running requests: its
-                        // prefill is the time beyond the source's latest decode-only step.
-                        self.prefill_s += (secs - acc.decode_step_s.unwrap_or(0.0)).max(0.0);
-                    } else if s.gen_tok_s.is_some_and(|g| g > 0.0) {
-                        acc.decode_step_s = Some(secs);
-                    }
+                    acc.split
+                        .add(secs, input * secs, s.gen_tok_s.is_some_and(|g| g > 0.0));
                 }
                 acc.merging.add(s, secs, &mut out)
             }

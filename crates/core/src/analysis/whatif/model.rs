@@ -66,6 +66,8 @@ pub struct Model {
     /// Prefill seconds per step per running request in the steady state (part of `b`; 0 when
     /// the fit could not separate it).
     pub pf_per_request: f64,
+    /// That prefill part is placed by the compute/memory ridge, not measured.
+    pub pf_prior: bool,
     /// Share of that prefill spent recomputing evicted requests, which stops when the pool
     /// no longer binds.
     pub recompute_share: f64,
@@ -259,6 +261,7 @@ impl Model {
             gpu_memory_utilization: gmu,
             kv_fp8,
             pf_per_request: step.pf,
+            pf_prior: step.pf_prior,
             recompute_share,
             cov_ab: step.cov_ab,
         })
@@ -546,6 +549,11 @@ impl Model {
                 format!(
                     "least squares over {} timeline buckets, R² {:.2}",
                     self.points, self.r2
+                )
+            } else if self.pf_prior {
+                format!(
+                    "prior: too little spread in batch size to fit, and prefill's {:.6} s × running placed by the prompt tokens per step at ~300 tokens per weight read (a GPU's compute/memory ridge), not measured",
+                    self.pf_per_request
                 )
             } else if self.pf_per_request > 0.0 {
                 format!(

@@ -38,6 +38,8 @@ pub(super) struct StepTime {
     pub fitted: bool,
     /// Fitted to the engine's own times of its decode steps.
     pub timed: bool,
+    /// Prefill's part is the ridge prior's ([`ridge_prefill`]), not measured.
+    pub pf_prior: bool,
     pub points: usize,
 }
 
@@ -55,6 +57,11 @@ struct StepFit {
 
 /// The prior's batch size at which the per-request part of a step equals the fixed part.
 pub(super) const PRIOR_N0: f64 = 48.0;
+
+/// Prompt tokens a forward pass computes in the time decode takes to read the weights once:
+/// a GPU's FLOP/s over its bytes/s, at the efficiencies serving reaches (~120 on an A100 in
+/// bf16, ~250 on an H100, twice that in FP8).
+const RIDGE_TOKENS: f64 = 300.0;
 
 /// The longest a decode step's fixed part (reading the weights once) takes: ~80 GB of
 /// weights per GPU at ~1.5 TB/s.
@@ -77,6 +84,7 @@ impl StepTime {
         self.c *= k;
         self.b = (self.b - self.pf) * k + pf;
         self.pf = pf;
+        self.pf_prior = false;
         for row in self.cov_ab.iter_mut() {
             for v in row.iter_mut() {
                 *v *= k * k;
@@ -255,6 +263,7 @@ impl StepTime {
             }
         }
         let points = all_rows.len();
+        let mut pf_prior = false;
         let (mut a, mut b, mut c, mut pf, mut cov_ab, r2, fitted) = match fit {
             Some(f) => (f.a, f.b, f.c, f.pf, f.cov, f.r2, true),
             None => {
@@ -274,7 +283,10 @@ impl StepTime {
                 };
                 // SGLang's counted column; the others' prompt work is the usual one.
                 let col = if prefill_lines { 4 } else { 3 };
-                let pf = prefill_part(&all_rows, col, per_token, y0, running).unwrap_or(0.0);
+                let measured = prefill_part(&all_rows, col, per_token, y0, running);
+                pf_prior = measured.is_none();
+                let pf = measured
+                    .unwrap_or_else(|| ridge_prefill(per_token, running / ranks, y0, running));
                 let decode = y0 - pf * running;
                 let per_rank = running / ranks;
                 let share = per_rank / (per_rank + PRIOR_N0);
@@ -284,8 +296,10 @@ impl StepTime {
                 // a compute-bound batch), however the prior would split it.
                 let a = ((1.0 - share) * decode).min(MAX_FIXED_STEP_S);
                 let b = (decode - a) / running + pf;
-                // ±50 % on the per-request part.
-                let cov = [[0.0, 0.0], [0.0, (0.5 * b).powi(2)]];
+                // ±50 % on the per-request part, and on a prefill part the ridge places
+                // (a GPU's ridge is known to a factor of two) ±60 % more.
+                let pf_sd = if pf_prior { 0.6 * pf } else { 0.0 };
+                let cov = [[0.0, 0.0], [0.0, (0.5 * b).powi(2) + pf_sd.powi(2)]];
                 (a, b, 0.0, pf, cov, 0.0, false)
             }
         };
@@ -311,9 +325,25 @@ impl StepTime {
             r2,
             fitted,
             timed: false,
+            pf_prior: pf_prior && pf > 0.0,
             points,
         }
     }
+}
+
+/// Prefill's part of a step per running request where the log shows the prompt work
+/// (`per_token` prompt tokens per generated token) but not its time: prefill is
+/// compute-bound and decode memory-bound, so a rank's step of `P` prompt tokens spends
+/// `P / RIDGE_TOKENS` weight reads on them, beside decode's one read and its per-request
+/// part (the prior's `n / PRIOR_N0` of it). Only ratios of work enter: the step's level
+/// stays the window's `y0`.
+fn ridge_prefill(per_token: f64, per_rank: f64, y0: f64, running: f64) -> f64 {
+    let reads = per_token * per_rank / RIDGE_TOKENS;
+    if !(reads > 0.0 && running > 0.0 && y0 > 0.0) {
+        return 0.0;
+    }
+    let share = reads / (1.0 + per_rank / PRIOR_N0 + reads);
+    share * y0 / running
 }
 
 /// Decode steps the buckets must time between them, and buckets, to fit on.
@@ -378,6 +408,7 @@ fn timed_decode(i: &StepInputs) -> Option<StepTime> {
         r2: f.r2,
         fitted: true,
         timed: true,
+        pf_prior: false,
         points: rows.len(),
     })
 }
