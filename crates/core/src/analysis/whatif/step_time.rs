@@ -160,7 +160,19 @@ impl StepTime {
                 counted_gen += p.gen_tokens;
                 p.prompt_tokens * n / p.gen_tokens
             });
-            rows.push((vec![1.0, n, kv, pf, counted.unwrap_or(f64::NAN)], y, wt));
+            // vLLM: the bucket's prompt tokens per step at the steady step, for the prior's
+            // prefill part below. Per step at the bucket's own step (`pf`), the seconds per
+            // step would stand on both sides of the fit, and their noise alone would read
+            // as a cost of prompts.
+            let prompt = match p.input_tok_s {
+                Some(i) if !prefill_lines && i >= 0.0 => i * y0,
+                _ => f64::NAN,
+            };
+            rows.push((
+                vec![1.0, n, kv, pf, counted.unwrap_or(f64::NAN), prompt],
+                y,
+                wt,
+            ));
         }
         let n_rows = rows.len();
         let pf_rows = rows.iter().filter(|r| r.0[3] > 0.0).count();
@@ -282,8 +294,17 @@ impl StepTime {
                     pf0
                 };
                 // SGLang's counted column; the others' prompt work is the usual one.
-                let col = if prefill_lines { 4 } else { 3 };
-                let measured = prefill_part(&all_rows, col, per_token, y0, running);
+                let col = if prefill_lines { 4 } else { 5 };
+                let measured = prefill_part(&all_rows, col, per_token, y0, running).map(|pf| {
+                    if prefill_lines {
+                        return pf;
+                    }
+                    // vLLM's prompt tokens per step are its rate times a step they
+                    // lengthen (`y = d / (1 − p·v)`): against the rate at the steady
+                    // step the share reads `s / (1 − s)`.
+                    let e = pf * running / y0;
+                    e / (1.0 + e) * y0 / running
+                });
                 pf_prior = measured.is_none();
                 let pf = measured
                     .unwrap_or_else(|| ridge_prefill(per_token, running / ranks, y0, running));
