@@ -38,6 +38,11 @@ pub struct Window {
     /// The queue grows through the window (its last quarter's mean over twice its first
     /// quarter's, and by more than one request): more arrives than the server serves.
     pub queue_growing: bool,
+    /// The queue's least-squares slope through the window, requests per second.
+    pub queue_slope: Option<f64>,
+    /// Prompt tokens over generated tokens, by the buckets' counts (logs that print
+    /// their prefill batches).
+    pub counted_prompt_per_gen: Option<f64>,
     /// Running requests and KV usage in the buckets where requests waited (at least
     /// three): the batch the server holds when it has more than it admits. A client
     /// that sends in bursts fills the server only then, so the window's means mix the
@@ -224,6 +229,20 @@ pub fn steady(r: &Report) -> Window {
             last > 2.0 * first + 1.0
         }
     };
+    let queue_slope = {
+        let q: Vec<(f64, f64)> = w.iter().filter_map(|p| Some((p.t_s, p.queued?))).collect();
+        let n = q.len() as f64;
+        let mt = q.iter().map(|x| x.0).sum::<f64>() / n.max(1.0);
+        let mq = q.iter().map(|x| x.1).sum::<f64>() / n.max(1.0);
+        let stt: f64 = q.iter().map(|x| (x.0 - mt).powi(2)).sum();
+        let stq: f64 = q.iter().map(|x| (x.0 - mt) * (x.1 - mq)).sum();
+        (q.len() >= 8 && stt > 0.0).then(|| stq / stt)
+    };
+    let counted_prompt_per_gen = {
+        let prompt: f64 = w.iter().map(|p| p.prompt_tokens).sum();
+        let gen: f64 = w.iter().map(|p| p.gen_tokens).sum();
+        (prompt > 0.0 && gen > 0.0).then(|| prompt / gen)
+    };
     let waits = |p: &Point| p.queued.is_some_and(|q| q > 0.5);
     let enough = w.iter().filter(|p| waits(p)).count() >= 3;
     Window {
@@ -235,6 +254,8 @@ pub fn steady(r: &Report) -> Window {
         whole_run,
         demand_cv,
         queue_growing,
+        queue_slope,
+        counted_prompt_per_gen,
         idle_share,
         running: weighted_mean(w, |p| p.running),
         queued: weighted_mean(w, |p| p.queued),

@@ -50,6 +50,9 @@ pub struct Model {
     pub arrival_bound: bool,
     /// Share of the judged window with nothing running.
     pub idle_share: f64,
+    /// What a client at its own pace sends, tok/s, where it sends more than the server
+    /// serves (its queue grows): no change on the server's side serves more than that.
+    pub arrivals_tok_s: Option<f64>,
     /// Max running requests, all ranks together.
     pub max_running: Option<f64>,
     /// Ranks with their own pool and cap (SGLang data parallelism).
@@ -138,6 +141,24 @@ impl Model {
             && waits < 0.95
             && !w.queue_growing
             && (w.queued_p50.unwrap_or(0.0) < 0.5 * running || waits <= 0.8);
+        // An overloaded client at its own pace: its queue grows by what arrives less what
+        // is admitted. Requests served per second from the tokens: a running request holds
+        // its prompt and on average half its output, and brings `ppg` prompt tokens per
+        // generated one, so its output is `held / (ppg + ½)`.
+        let ppg = if p.prefill_batches_logged {
+            w.counted_prompt_per_gen
+        } else {
+            w.input_tok_s.map(|i| i / gen)
+        };
+        let arrivals_tok_s = match (w.queue_slope, kv_per_request, ppg) {
+            (Some(slope), Some(held), Some(ppg))
+                if open_loop && !arrival_bound && w.queue_growing && slope > 0.0 =>
+            {
+                let output = (held / (ppg.max(0.0) + 0.5)).max(1.0);
+                Some(gen * (1.0 + slope * output / gen))
+            }
+            _ => None,
+        };
         let (saturated_running, saturated_kv_usage) = if arrival_bound {
             (
                 w.running_queued.map_or(running, |s| s.max(running)),
@@ -252,6 +273,7 @@ impl Model {
             reserves,
             arrival_bound,
             idle_share: w.idle_share,
+            arrivals_tok_s,
             max_running,
             ranks,
             conservativeness: r.config.schedule_conservativeness.filter(|v| *v > 0.0),
@@ -496,6 +518,24 @@ impl Model {
                 };
                 running = full;
                 step = running / gen;
+            }
+        }
+        if let Some(arrive) = self.arrivals_tok_s {
+            // An overloaded client's own pace, scaled as the client is.
+            let pace = self.running + self.queued;
+            let arrive = match clients {
+                Some(c) if pace > 0.0 => arrive * c / pace,
+                _ => arrive,
+            };
+            if gen > arrive {
+                gen = arrive;
+                running = if gen * b < 1.0 {
+                    (gen * self.a / (1.0 - gen * b)).min(running)
+                } else {
+                    running
+                };
+                step = self.a + b * running;
+                bound = Bound::Client;
             }
         }
         let queued = (demand - running).max(0.0);
