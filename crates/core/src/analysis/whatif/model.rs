@@ -496,12 +496,7 @@ impl Model {
             };
             if arrival <= ceiling {
                 gen = arrival;
-                // The batch that generates it: n / (a + b·n) = gen.
-                running = if gen * b < 1.0 {
-                    (gen * self.a / (1.0 - gen * b)).min(full)
-                } else {
-                    running
-                };
+                running = self.batch_making(gen, b, full, running);
                 step = self.a + b * running;
                 bound = Bound::Client;
             } else if ceiling > gen {
@@ -529,11 +524,7 @@ impl Model {
             };
             if gen > arrive {
                 gen = arrive;
-                running = if gen * b < 1.0 {
-                    (gen * self.a / (1.0 - gen * b)).min(running)
-                } else {
-                    running
-                };
+                running = self.batch_making(gen, b, running, running);
                 step = self.a + b * running;
                 bound = Bound::Client;
             }
@@ -573,6 +564,16 @@ impl Model {
             },
             notes,
         )
+    }
+
+    /// The batch that generates `gen` at `b` seconds per request (`n / (a + b·n) = gen`),
+    /// at most `most`; `otherwise` where no batch does.
+    fn batch_making(&self, gen: f64, b: f64, most: f64, otherwise: f64) -> f64 {
+        if gen * b < 1.0 {
+            (gen * self.a / (1.0 - gen * b)).min(most)
+        } else {
+            otherwise
+        }
     }
 
     pub fn describe(&self) -> String {
