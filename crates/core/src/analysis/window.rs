@@ -230,13 +230,13 @@ pub fn steady(r: &Report) -> Window {
         }
     };
     let queue_slope = {
-        let q: Vec<(f64, f64)> = w.iter().filter_map(|p| Some((p.t_s, p.queued?))).collect();
-        let n = q.len() as f64;
-        let mt = q.iter().map(|x| x.0).sum::<f64>() / n.max(1.0);
-        let mq = q.iter().map(|x| x.1).sum::<f64>() / n.max(1.0);
-        let stt: f64 = q.iter().map(|x| (x.0 - mt).powi(2)).sum();
-        let stq: f64 = q.iter().map(|x| (x.0 - mt) * (x.1 - mq)).sum();
-        (q.len() >= 8 && stt > 0.0).then(|| stq / stt)
+        let mut line = crate::model::line::LineSums::default();
+        for p in w {
+            if let Some(q) = p.queued {
+                line.add(p.t_s, q);
+            }
+        }
+        line.slope().filter(|_| line.n >= 8.0)
     };
     let counted_prompt_per_gen = {
         let prompt: f64 = w.iter().map(|p| p.prompt_tokens).sum();

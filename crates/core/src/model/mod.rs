@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 pub mod hardware;
+pub mod line;
 pub mod profile;
 pub mod shapes;
 pub mod stats;

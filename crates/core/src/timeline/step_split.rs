@@ -1,6 +1,8 @@
 //! The part of timed engine steps spent prefilling: a step with prompts also decodes the
 //! running requests, so its prefill is the time beyond a decode-only step's.
 
+use crate::model::line::LineSums;
+
 /// Seconds of timed steps and their prefill part, from one scheduler's steps in order.
 #[derive(Debug, Clone, Default)]
 pub(super) struct StepSplit {
@@ -12,14 +14,11 @@ pub(super) struct StepSplit {
     prefill_s: f64,
 }
 
-/// Sums for a line of a step's seconds against its prompt tokens.
+/// Steps with prompts awaiting a decode-only step: their seconds against their prompt
+/// tokens, and the shortest.
 #[derive(Debug, Clone, Default)]
 struct Pending {
-    n: f64,
-    x: f64,
-    y: f64,
-    xx: f64,
-    xy: f64,
+    line: LineSums,
     min_y: f64,
 }
 
@@ -34,18 +33,18 @@ impl StepSplit {
                 Some(d) => self.prefill_s += (secs - d).max(0.0),
                 None => {
                     let p = &mut self.pending;
-                    p.min_y = if p.n == 0.0 { secs } else { p.min_y.min(secs) };
-                    p.n += 1.0;
-                    p.x += prompt_tokens;
-                    p.y += secs;
-                    p.xx += prompt_tokens * prompt_tokens;
-                    p.xy += prompt_tokens * secs;
+                    p.min_y = if p.line.n == 0.0 {
+                        secs
+                    } else {
+                        p.min_y.min(secs)
+                    };
+                    p.line.add(prompt_tokens, secs);
                 }
             }
         } else if decodes {
-            if self.decode_step_s.is_none() && self.pending.n > 0.0 {
-                let p = std::mem::take(&mut self.pending);
-                self.prefill_s += (p.y - p.n * secs).max(0.0);
+            if self.decode_step_s.is_none() && self.pending.line.n > 0.0 {
+                let p = std::mem::take(&mut self.pending).line;
+                self.prefill_s += (p.sum_y() - p.n * secs).max(0.0);
             }
             self.decode_step_s = Some(secs);
         }
@@ -57,23 +56,15 @@ impl StepSplit {
     /// pass's fixed cost, so prefill's part there is its tokens' alone, a floor. Where
     /// their prompt tokens do not vary, all of their time is prefill's, a ceiling.
     pub(super) fn prefill_s(&self) -> f64 {
-        let p = &self.pending;
+        let (p, min_y) = (&self.pending.line, self.pending.min_y);
         if p.n == 0.0 {
             return self.prefill_s;
         }
-        let var = p.xx - p.x * p.x / p.n;
-        let intercept = if p.n >= MIN_PENDING && var > 1e-9 * p.xx.max(1.0) {
-            let slope = (p.xy - p.x * p.y / p.n) / var;
-            let a = (p.y - slope * p.x) / p.n;
-            if slope > 0.0 {
-                a.clamp(0.0, p.min_y)
-            } else {
-                0.0
-            }
-        } else {
-            0.0
+        let intercept = match (p.slope(), p.intercept()) {
+            (Some(slope), Some(a)) if p.n >= MIN_PENDING && slope > 0.0 => a.clamp(0.0, min_y),
+            _ => 0.0,
         };
-        self.prefill_s + (p.y - p.n * intercept).max(0.0)
+        self.prefill_s + (p.sum_y() - p.n * intercept).max(0.0)
     }
 }
 
