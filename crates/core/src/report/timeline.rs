@@ -26,6 +26,10 @@ pub struct Point {
     /// Lines (rounds of lines) those figures come from.
     #[serde(skip)]
     pub gen_timed: u32,
+    /// Lines whose rate covers a time the log does not give: a source's first line
+    /// (rated since the server started, idle included) or the line after a silence.
+    #[serde(skip)]
+    pub untimed: u32,
     /// Prompt tokens prefilled within the intervals of `gen_secs` (SGLang's prefill
     /// lines between a rank's decode lines): prompt work counted, not rated.
     #[serde(skip)]

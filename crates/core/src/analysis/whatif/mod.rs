@@ -109,6 +109,15 @@ pub fn parse_change(s: &str) -> Result<Change, String> {
     })
 }
 
+/// Whether a bucket's rates all cover time the log accounts for. A rate printed over the
+/// interval since the previous line is a rate of stepping only when that interval is
+/// known: a source's first line rates the time since the server started, and a line after
+/// a silence rates the silence too, so their figures are diluted by idle time the fits
+/// would read as work.
+pub(super) fn rated_over_known_time(p: &crate::report::Point) -> bool {
+    p.untimed == 0
+}
+
 /// What limits admission in a steady state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Bound {

@@ -587,8 +587,18 @@ impl Model {
             self.a,
             self.b,
             if self.fitted {
+                let prefill = if self.pf_prior && self.pf_per_request > 0.0 {
+                    format!(
+                        ", of which prefill's {:.6} s × running is placed by the prompt tokens per step at ~300 tokens per weight read (a GPU's compute/memory ridge), not measured",
+                        self.pf_per_request
+                    )
+                } else if self.pf_per_request > 0.0 {
+                    format!(", of which prefill's {:.6} s × running", self.pf_per_request)
+                } else {
+                    String::new()
+                };
                 format!(
-                    "least squares over {} timeline buckets, R² {:.2}",
+                    "least squares over {} timeline buckets, R² {:.2}{prefill}",
                     self.points, self.r2
                 )
             } else if self.pf_prior {

@@ -18,7 +18,7 @@
 //! gap between back-to-back prefill lines), the cost of a prompt token is read off them
 //! and the share is that cost × the window's prompt tokens over its time.
 
-use super::least_squares::robust_least_squares;
+use super::least_squares::{robust_instrumented, robust_least_squares};
 use crate::report::{Point, PrefillGaps};
 
 /// The measured share and how it was found.
@@ -207,7 +207,7 @@ fn trade_off(i: &ShareInputs) -> Option<PrefillShare> {
             (p.gen_tokens / p.gen_secs, p.prompt_tokens / p.gen_secs)
         } else {
             match p.input_tok_s {
-                Some(v) if v >= 0.0 => (g, v),
+                Some(v) if v >= 0.0 && super::rated_over_known_time(p) => (g, v),
                 _ => continue,
             }
         };
@@ -270,11 +270,13 @@ fn trade_off(i: &ShareInputs) -> Option<PrefillShare> {
 }
 
 /// Seconds per decode step against the prompt tokens per step,
-/// `running / gen = d0 + d1 · running + p · (prompt tokens per step)`. Both sides divide
-/// by the generation rate, so noise in it makes a slope of its own: used only where
-/// [`trade_off`] finds none.
+/// `running / gen = d0 + d1 · running + p · (prompt tokens per step)`: used only where
+/// [`trade_off`] finds none. vLLM's prompt tokens per step are its prompt rate times the
+/// bucket's step, so the step's noise (a snapshot of the batch over a rate) stands on both
+/// sides and alone would read as prefill's cost: the prompt rate, which moves the prompt
+/// work but not that noise, instruments the slope.
 fn per_step(i: &ShareInputs) -> Option<PrefillShare> {
-    // Rows: [1, running, prompt tokens per step], seconds per step, weight.
+    // Rows: [1, running, prompt tokens per step, its instrument], seconds per step, weight.
     let mut rows: Vec<(Vec<f64>, f64, f64)> = Vec::new();
     for p in i
         .points
@@ -288,32 +290,30 @@ fn per_step(i: &ShareInputs) -> Option<PrefillShare> {
             continue;
         }
         let y = n / g;
-        let x = if i.prefill_lines {
+        let (x, z) = if i.prefill_lines {
             if p.gen_tokens <= 0.0 {
                 continue;
             }
-            // Steps in the bucket: generated tokens over the batch.
-            p.prompt_tokens / (p.gen_tokens / n)
+            // Steps in the bucket: generated tokens over the batch. Counted, not rated.
+            let x = p.prompt_tokens / (p.gen_tokens / n);
+            (x, x)
         } else {
             match p.input_tok_s {
-                Some(v) if v >= 0.0 => v * y,
+                Some(v) if v >= 0.0 && super::rated_over_known_time(p) => (v * y, v),
                 _ => continue,
             }
         };
         if !(x.is_finite() && y.is_finite()) {
             continue;
         }
-        rows.push((vec![1.0, n, x], y, (p.samples as f64).clamp(1.0, 8.0)));
+        rows.push((vec![1.0, n, x, z], y, (p.samples as f64).clamp(1.0, 8.0)));
     }
     if rows.len() < MIN_ROWS {
         return None;
     }
-    let mean = |k: usize| {
-        let w: f64 = rows.iter().map(|r| r.2).sum();
-        rows.iter().map(|r| r.0[k] * r.2).sum::<f64>() / w
-    };
+    let w: f64 = rows.iter().map(|r| r.2).sum();
+    let mean = |k: usize| rows.iter().map(|r| r.0[k] * r.2).sum::<f64>() / w;
     let cv = |k: usize, m: f64| {
-        let w: f64 = rows.iter().map(|r| r.2).sum();
         let v = rows.iter().map(|r| (r.0[k] - m).powi(2) * r.2).sum::<f64>() / w;
         if m > 0.0 {
             v.sqrt() / m
@@ -321,11 +321,8 @@ fn per_step(i: &ShareInputs) -> Option<PrefillShare> {
             0.0
         }
     };
-    let (n_mean, x_mean) = (mean(1), mean(2));
-    let y_mean = {
-        let w: f64 = rows.iter().map(|r| r.2).sum();
-        rows.iter().map(|r| r.1 * r.2).sum::<f64>() / w
-    };
+    let (n_mean, x_mean, z_mean) = (mean(1), mean(2), mean(3));
+    let y_mean = rows.iter().map(|r| r.1 * r.2).sum::<f64>() / w;
     if x_mean <= 0.0 || y_mean <= 0.0 {
         // No prompt work in the window: prefill takes none of the time.
         return Some(PrefillShare {
@@ -333,16 +330,17 @@ fn per_step(i: &ShareInputs) -> Option<PrefillShare> {
             direct: false,
         });
     }
-    if cv(2, x_mean) < 0.05 {
+    // The prompt work itself must move: a spread that is only the step's noise is none.
+    if cv(3, z_mean) < 0.05 {
         return None;
     }
     // The batch's own column only where the batch moves: else it is the intercept again.
-    let cols: &[usize] = if cv(1, n_mean) >= 0.1 {
-        &[0, 1, 2]
+    let (cols, inst): (&[usize], &[usize]) = if cv(1, n_mean) >= 0.1 {
+        (&[0, 1, 2], &[0, 1, 3])
     } else {
-        &[0, 2]
+        (&[0, 2], &[0, 3])
     };
-    let fit = robust_least_squares(&rows, cols)?;
+    let fit = robust_instrumented(&rows, cols, inst)?;
     let k = cols.len() - 1;
     let p = fit.beta[k];
     let mut unit = vec![0.0; cols.len()];
@@ -376,6 +374,7 @@ mod tests {
             gen_tokens: 100.0 * gen_secs,
             gen_secs,
             gen_timed: 1,
+            untimed: 0,
             prompt_tokens,
         }
     }
@@ -477,6 +476,77 @@ mod tests {
             tokens_per_batch: 300.0,
         };
         assert_eq!(timed_batches(&inputs(&points, &small, 1.0)), None);
+    }
+
+    /// vLLM's buckets: ten-second lines over a decode step of 20 ms at a batch of 8 and
+    /// 50 µs per prompt token, the prompt rate `rate(k)`; the running count printed is a
+    /// snapshot, 6 to 10 about the interval's mean of 8.
+    fn vllm_buckets(rate: impl Fn(u32) -> f64) -> Vec<Point> {
+        (0..60u32)
+            .map(|k| {
+                let v = rate(k);
+                let steps = (1.0 - 50e-6 * v) / 0.02;
+                let g = 8.0 * steps;
+                Point {
+                    running: Some(6.0 + f64::from((k * 7) % 5)),
+                    gen_tok_s: Some(g),
+                    input_tok_s: Some(v),
+                    gen_tokens: g * 10.0,
+                    ..point(f64::from(k) * 10.0, 0.0, 10.0)
+                }
+            })
+            .collect()
+    }
+
+    fn vllm_inputs<'a>(points: &'a [Point], gaps: &'a PrefillGaps) -> ShareInputs<'a> {
+        ShareInputs {
+            end_s: 600.0,
+            prefill_lines: false,
+            ..inputs(points, gaps, 1.0)
+        }
+    }
+
+    /// Prompt rates of 500–3,000 tokens a second (1,750 on average: prefill takes 8.75 %
+    /// of the time): the share is found though the printed batch is a noisy snapshot.
+    #[test]
+    fn vllm_prompt_rates_that_move_measure_the_share() {
+        let gaps = PrefillGaps::default();
+        let points = vllm_buckets(|k| 500.0 + 2500.0 * f64::from((k * 11) % 13) / 12.0);
+        let s = prefill_share(&vllm_inputs(&points, &gaps)).expect("a share");
+        assert!((s.share - 0.0875).abs() < 0.015, "{s:?}");
+        assert!(!s.direct);
+    }
+
+    /// A steady prompt rate: the only spread in the prompt work per step is the batch's
+    /// snapshot noise, which says nothing of prefill's cost.
+    #[test]
+    fn a_steady_prompt_rate_measures_nothing() {
+        let gaps = PrefillGaps::default();
+        let points = vllm_buckets(|k| 3000.0 + f64::from(k % 3));
+        assert_eq!(per_step(&vllm_inputs(&points, &gaps)), None);
+        assert_eq!(trade_off(&vllm_inputs(&points, &gaps)), None);
+    }
+
+    /// The log's first line rates the time since the server started, idle included: its
+    /// bucket of diluted rates (the first prompts prefilled before any decode: a quarter of
+    /// the generation rate, two sevenths of the prompt rate, at the same batch) reads as
+    /// less work in the same time, unless it is left out of the fits.
+    #[test]
+    fn a_first_line_rated_over_start_up_is_left_out() {
+        let gaps = PrefillGaps::default();
+        let mut points = vllm_buckets(|k| 3000.0 + 40.0 * f64::from(k % 3));
+        for p in points.iter_mut() {
+            p.running = Some(8.0);
+        }
+        let steady = prefill_share(&vllm_inputs(&points[1..], &gaps));
+        let first = &mut points[0];
+        first.gen_tok_s = first.gen_tok_s.map(|g| g / 4.0);
+        first.input_tok_s = first.input_tok_s.map(|v| v / 3.5);
+        first.gen_timed = 0;
+        first.gen_secs = 0.0;
+        first.gen_tokens = 0.0;
+        first.untimed = 1;
+        assert_eq!(prefill_share(&vllm_inputs(&points, &gaps)), steady);
     }
 
     /// Too few back-to-back batches, or none of SGLang's prefill lines: the buckets'

@@ -119,6 +119,14 @@ impl StepTime {
                 prev_n = None;
                 continue;
             };
+            // vLLM rates over the interval since its previous line, ten seconds or so: a line
+            // without one rates idle time too. SGLang's decode lines come several a second on
+            // a clock that prints whole seconds, so one without an interval is mostly a clock
+            // that did not tick.
+            if !prefill_lines && !super::rated_over_known_time(p) {
+                prev_n = Some(n);
+                continue;
+            }
             // A stats line's throughput covers the interval since the previous line, during
             // which the batch moved from the previous count to this one: the batch that
             // produced it is on average half a line interval behind the bucket's mean.
@@ -275,39 +283,59 @@ impl StepTime {
             }
         }
         let points = all_rows.len();
+        // Prefill's part of the step per running request where the log shows prompt work
+        // but no fitted column separates it: fitted to the prompt work alone where it
+        // moves, else placed at the ridge (`true`: not measured).
+        let placed_prefill = || -> (f64, bool) {
+            // Per request, prompt tokens per generated token: SGLang's by count (its rows'
+            // prefill flag says too little to measure by).
+            let per_token = if prefill_lines {
+                if counted_gen > 0.0 {
+                    counted_prompt / counted_gen
+                } else {
+                    0.0
+                }
+            } else {
+                pf0
+            };
+            // SGLang's counted column; the others' prompt work is the usual one.
+            let col = if prefill_lines { 4 } else { 5 };
+            let measured = prefill_part(&all_rows, col, per_token, y0, running).map(|pf| {
+                if prefill_lines {
+                    return pf;
+                }
+                // vLLM's prompt tokens per step are its rate times a step they lengthen
+                // (`y = d / (1 − p·v)`): against the rate at the steady step the share
+                // reads `s / (1 − s)`.
+                let e = pf * running / y0;
+                e / (1.0 + e) * y0 / running
+            });
+            match measured {
+                Some(pf) => (pf, false),
+                None => (ridge_prefill(per_token, running / ranks, y0, running), true),
+            }
+        };
         let mut pf_prior = false;
         let (mut a, mut b, mut c, mut pf, mut cov_ab, r2, fitted) = match fit {
-            Some(f) => (f.a, f.b, f.c, f.pf, f.cov, f.r2, true),
+            Some(f) if f.pf > 0.0 || pf0 <= 0.0 => (f.a, f.b, f.c, f.pf, f.cov, f.r2, true),
+            Some(f) => {
+                // Every bucket prefilled (vLLM's prompt rate is never zero in a busy
+                // window), so the fit's per-request slope holds prefill's part too: the
+                // same split as the prior's takes it out, within the slope.
+                let (placed, prior) = placed_prefill();
+                let pf = placed.min(0.9 * f.b).max(0.0);
+                pf_prior = prior;
+                let pf_sd = if prior { 0.6 * pf } else { 0.0 };
+                let mut cov = f.cov;
+                cov[1][1] += pf_sd.powi(2);
+                (f.a, f.b, f.c, pf, cov, f.r2, true)
+            }
             None => {
                 // Prior: memory-bound decode, per-request share n/(n + n0) at this batch.
                 // Prefill's part of the step, where the log measures it, is per request (each
                 // request's prompt, spread over its outputs) and stays outside the prior.
-                // Per request, prompt tokens per generated token: SGLang's by count (its
-                // rows' prefill flag says too little to measure by).
-                let per_token = if prefill_lines {
-                    if counted_gen > 0.0 {
-                        counted_prompt / counted_gen
-                    } else {
-                        0.0
-                    }
-                } else {
-                    pf0
-                };
-                // SGLang's counted column; the others' prompt work is the usual one.
-                let col = if prefill_lines { 4 } else { 5 };
-                let measured = prefill_part(&all_rows, col, per_token, y0, running).map(|pf| {
-                    if prefill_lines {
-                        return pf;
-                    }
-                    // vLLM's prompt tokens per step are its rate times a step they
-                    // lengthen (`y = d / (1 − p·v)`): against the rate at the steady
-                    // step the share reads `s / (1 − s)`.
-                    let e = pf * running / y0;
-                    e / (1.0 + e) * y0 / running
-                });
-                pf_prior = measured.is_none();
-                let pf = measured
-                    .unwrap_or_else(|| ridge_prefill(per_token, running / ranks, y0, running));
+                let (pf, prior) = placed_prefill();
+                pf_prior = prior;
                 let decode = y0 - pf * running;
                 let per_rank = running / ranks;
                 let share = per_rank / (per_rank + PRIOR_N0);
