@@ -553,6 +553,53 @@ mod tests {
         assert!((t.b / 0.0002 - 1.0).abs() < 0.15, "b = {}", t.b);
     }
 
+    /// vLLM's buckets with the batch moving between 10 and 40 and prompt work in every one:
+    /// 20 prompt tokens per generated token at 50 µs each beside a decode step of 10 ms +
+    /// 0.2 ms per request, so 1 ms of each request's 1.2 ms per step is prefill. The fitted
+    /// per-request slope holds both, and prefill's part is split out of it.
+    #[test]
+    fn a_fitted_slope_that_holds_prefill_is_split() {
+        let y = |n: f64| 0.010 + (0.0002 + 0.001) * n;
+        let points: Vec<Point> = (0..60u32)
+            .map(|k| {
+                // A ramp: a jump of a quarter between buckets reads as a storm.
+                let n = 10.0 + f64::from(k) / 2.0;
+                let g = n / y(n);
+                Point {
+                    t_s: f64::from(k) * 10.0,
+                    samples: 1,
+                    line: u64::from(k) + 1,
+                    running: Some(n),
+                    queued: Some(0.0),
+                    kv_usage: None,
+                    gen_tok_s: Some(g),
+                    input_tok_s: Some(20.0 * g),
+                    retractions: 0,
+                    gen_tokens: 10.0 * g,
+                    gen_secs: 10.0,
+                    gen_timed: 1,
+                    untimed: 0,
+                    prompt_tokens: 0.0,
+                }
+            })
+            .collect();
+        let running = 25.0;
+        let gen = running / y(running);
+        let t = StepTime::fit(&StepInputs {
+            points: &points,
+            gen,
+            input_tok_s: Some(20.0 * gen),
+            ..inputs(&[])
+        });
+        assert!(t.fitted);
+        assert!(
+            t.pf > 0.5 * t.b && t.pf <= 0.9 * t.b + 1e-12,
+            "pf {} of b {}",
+            t.pf,
+            t.b
+        );
+    }
+
     /// A batch that never moves leaves the split to the prior, as the buckets' rates do.
     #[test]
     fn timed_decode_steps_at_one_batch_say_nothing_of_the_split() {
