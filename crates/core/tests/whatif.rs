@@ -479,3 +479,46 @@ fn an_overloaded_open_loop_server_makes_what_its_steps_make() {
         );
     }
 }
+
+/// TensorRT-LLM's default policy admits a request only with its whole length reserved, so
+/// a run pinned at its running cap with the pool half used cannot double its batch: raising
+/// the cap fills the pool with reservations first. The model counts each admitted request at
+/// its prompt and whole output, not at what it holds on average.
+#[test]
+fn a_whole_request_reservation_bounds_a_raised_cap() {
+    let base = SimConfig {
+        engine: batchlens_sim::Engine::Trtllm,
+        concurrency: 16,
+        num_requests: 0,
+        duration_s: 900.0,
+        kv_capacity_tokens: 4_800,
+        max_running_requests: 4,
+        max_running_requests_explicit: true,
+        prompt_len: batchlens_sim::LenDist::Uniform { min: 400, max: 600 },
+        output_len: batchlens_sim::LenDist::Uniform { min: 150, max: 250 },
+        max_new_tokens: 250,
+        ..SimConfig::default()
+    };
+    let (text, _) = run(&base);
+    let report = analyze(text.as_bytes(), Options::default());
+    let w = whatif::predict(&report, &[whatif::parse_change("max_running=8").unwrap()]).unwrap();
+    let mut cfg = base.clone();
+    cfg.max_running_requests = 8;
+    let (_, truth) = run(&cfg);
+    let p = &w.predicted;
+    eprintln!(
+        "predicted {} running {} tok/s ({}), simulated {:.1} running {:.1} tok/s",
+        p.running_requests,
+        p.gen_throughput_tok_s,
+        p.bound_by,
+        truth.steady_mean_running,
+        truth.steady_gen_tok_s
+    );
+    assert_eq!(p.bound_by, "kv_cache");
+    assert!(
+        (p.running_requests / truth.steady_mean_running - 1.0).abs() < 0.15,
+        "predicted {} running, simulated {:.1}",
+        p.running_requests,
+        truth.steady_mean_running
+    );
+}

@@ -45,6 +45,10 @@ pub struct Model {
     pub bound: Bound,
     /// The scheduler reserves room for running requests' future tokens (SGLang).
     pub reserves: bool,
+    /// What a request takes of the pool at admission against what it holds on average,
+    /// where the scheduler reserves each request's whole length before admitting it
+    /// (TensorRT-LLM's default); 1 elsewhere.
+    pub whole_request: f64,
     /// The client sends at its own pace (its requests in the server vary, or the server
     /// idles) and the queue empties now and then: throughput is what arrives.
     pub arrival_bound: bool,
@@ -149,6 +153,15 @@ impl Model {
             w.counted_prompt_per_gen
         } else {
             w.input_tok_s.map(|i| i / gen)
+        };
+        // A request admitted with its whole length reserved takes its prompt and all its
+        // output at once; on average over its life it holds its prompt and half its output.
+        // Its max_tokens is not in the log: at least the output it made.
+        let whole_request = match ppg {
+            Some(q) if p.admission == Admission::ReservesWholeRequest && q >= 0.0 => {
+                (q + 1.0) / (q + 0.5)
+            }
+            _ => 1.0,
         };
         let arrivals_tok_s = match (w.queue_slope, kv_per_request, ppg) {
             (Some(slope), Some(held), Some(ppg))
@@ -271,6 +284,7 @@ impl Model {
             points: step.points,
             bound,
             reserves,
+            whole_request,
             arrival_bound,
             idle_share: w.idle_share,
             arrivals_tok_s,
@@ -404,15 +418,23 @@ impl Model {
                 Some(l)
             }
             _ => match (self.kv_per_request.zip(self.kv_capacity), self.kv_usage) {
+                // A whole-request reservation's max_tokens may be well beyond the output
+                // made: a wider range below.
                 (Some((h, k)), _) => {
-                    kv_err = 0.08;
-                    Some(k * kv_scale * self.usable_share(cons_factor) / h.max(1.0))
+                    kv_err = if self.whole_request > 1.0 { 0.15 } else { 0.08 };
+                    Some(
+                        k * kv_scale * self.usable_share(cons_factor)
+                            / (h * self.whole_request).max(1.0),
+                    )
                 }
                 // The pool's size unstated, its usage printed: the running requests hold
                 // that share of it.
                 (None, Some(u)) if u > 0.0 => {
-                    kv_err = 0.1;
-                    Some(self.running * kv_scale * self.usable_share(cons_factor) / u)
+                    kv_err = if self.whole_request > 1.0 { 0.15 } else { 0.1 };
+                    Some(
+                        self.running * kv_scale * self.usable_share(cons_factor)
+                            / (u * self.whole_request),
+                    )
                 }
                 _ => None,
             },
