@@ -1,74 +1,15 @@
 //! Weighted least squares for the step-time fit, small and dense (up to four columns).
 
 /// Weighted least squares `y = X·β` by the normal equations over the columns `cols` of
-/// the rows; `None` if singular.
+/// the rows: each column its own instrument. `None` if singular.
 fn least_squares(rows: &[(Vec<f64>, f64, f64)], cols: &[usize]) -> Option<LsFit> {
-    let k = cols.len();
-    let mut m = vec![vec![0.0; k]; k];
-    let mut v = vec![0.0; k];
-    let mut wsum = 0.0;
-    for (x, y, w) in rows {
-        wsum += w;
-        for i in 0..k {
-            v[i] += w * x[cols[i]] * y;
-            for j in 0..k {
-                m[i][j] += w * x[cols[i]] * x[cols[j]];
-            }
-        }
-    }
-    if rows.len() <= k + 2 || wsum <= 0.0 {
-        return None;
-    }
-    let inv = invert(m)?;
-    let beta: Vec<f64> = (0..k)
-        .map(|i| (0..k).map(|j| inv[i][j] * v[j]).sum())
-        .collect();
-    let my = rows.iter().map(|(_, y, w)| w * y).sum::<f64>() / wsum;
-    let (mut ss, mut ssy) = (0.0, 0.0);
-    for (x, y, w) in rows {
-        let f: f64 = (0..k).map(|i| beta[i] * x[cols[i]]).sum();
-        ss += w * (y - f).powi(2);
-        ssy += w * (y - my).powi(2);
-    }
-    // Residual variance per unit weight (weights are relative).
-    let mean_w = wsum / rows.len() as f64;
-    let sigma2 = ss / (rows.len() - k) as f64 / mean_w;
-    let r2 = if ssy > 0.0 { 1.0 - ss / ssy } else { 0.0 };
-    let cov = inv
-        .into_iter()
-        .map(|row| row.into_iter().map(|c| c * sigma2 * mean_w).collect())
-        .collect();
-    Some(LsFit { beta, cov, r2 })
+    instrumented(rows, cols, cols)
 }
 
 /// Least squares, then again without the buckets whose residual is beyond 4 robust standard
 /// deviations (a prefill storm at start-up, a last interval that ends in idle time).
 pub(super) fn robust_least_squares(rows: &[(Vec<f64>, f64, f64)], cols: &[usize]) -> Option<LsFit> {
-    let f = least_squares(rows, cols)?;
-    let resid: Vec<f64> = rows
-        .iter()
-        .map(|(x, y, _)| {
-            y - cols
-                .iter()
-                .zip(&f.beta)
-                .map(|(&c, b)| b * x[c])
-                .sum::<f64>()
-        })
-        .collect();
-    let sigma = 1.4826 * crate::analysis::window::median(resid.iter().map(|r| r.abs()).collect())?;
-    if sigma.is_nan() || sigma <= 0.0 {
-        return Some(f);
-    }
-    let kept: Vec<(Vec<f64>, f64, f64)> = rows
-        .iter()
-        .zip(&resid)
-        .filter(|(_, r)| r.abs() <= 4.0 * sigma)
-        .map(|(row, _)| row.clone())
-        .collect();
-    if kept.len() == rows.len() {
-        return Some(f);
-    }
-    least_squares(&kept, cols)
+    robust(rows, cols, |r| least_squares(r, cols))
 }
 
 /// Instrumental variables `y = X·β` over the columns `cols`, instrumented by the columns
@@ -81,7 +22,17 @@ pub(super) fn robust_instrumented(
     cols: &[usize],
     inst: &[usize],
 ) -> Option<LsFit> {
-    let f = instrumented(rows, cols, inst)?;
+    robust(rows, cols, |r| instrumented(r, cols, inst))
+}
+
+/// `fit`, then `fit` again without the rows whose residual is beyond 4 robust standard
+/// deviations.
+fn robust(
+    rows: &[(Vec<f64>, f64, f64)],
+    cols: &[usize],
+    fit: impl Fn(&[(Vec<f64>, f64, f64)]) -> Option<LsFit>,
+) -> Option<LsFit> {
+    let f = fit(rows)?;
     let resid: Vec<f64> = rows
         .iter()
         .map(|(x, y, _)| {
@@ -105,7 +56,7 @@ pub(super) fn robust_instrumented(
     if kept.len() == rows.len() {
         return Some(f);
     }
-    instrumented(&kept, cols, inst)
+    fit(&kept)
 }
 
 fn instrumented(rows: &[(Vec<f64>, f64, f64)], cols: &[usize], inst: &[usize]) -> Option<LsFit> {
@@ -143,7 +94,8 @@ fn instrumented(rows: &[(Vec<f64>, f64, f64)], cols: &[usize], inst: &[usize]) -
     let mean_w = wsum / rows.len() as f64;
     let sigma2 = ss / (rows.len() - k) as f64 / mean_w;
     let r2 = if ssy > 0.0 { 1.0 - ss / ssy } else { 0.0 };
-    // (Z'X)⁻¹ Z'Z (Z'X)⁻ᵀ σ²
+    // (Z'X)⁻¹ Z'Z (Z'X)⁻ᵀ σ², per unit weight (weights are relative): (X'X)⁻¹ σ² where
+    // each column is its own instrument.
     let mut cov = vec![vec![0.0; k]; k];
     for (i, row) in cov.iter_mut().enumerate() {
         for (j, c) in row.iter_mut().enumerate() {
