@@ -67,8 +67,6 @@ struct Bucket {
     gen_tokens: f64,
     gen_secs: f64,
     gen_timed: u32,
-    /// Lines with a rate but no known interval behind it.
-    untimed: u32,
     /// Prompt tokens prefilled within the intervals `gen_secs` covers.
     prompt_tokens: f64,
     input: Acc,
@@ -92,7 +90,6 @@ impl Bucket {
         self.gen_tokens += o.gen_tokens;
         self.gen_secs += o.gen_secs;
         self.gen_timed += o.gen_timed;
-        self.untimed += o.untimed;
         self.prompt_tokens += o.prompt_tokens;
         self.input.merge(&o.input);
         self.retractions += o.retractions;
@@ -244,8 +241,6 @@ impl Series {
             b.gen_secs += secs;
             b.gen_timed += 1;
             b.prompt_tokens += o.prompt_tokens;
-        } else if !o.prefill && o.gen_tok_s.is_some() {
-            b.untimed += 1;
         }
         put(&mut b.input, o.input_tok_s);
         if self.fine.is_some() {
@@ -418,7 +413,8 @@ impl Series {
                 gen_tokens: b.gen_tokens,
                 gen_secs: b.gen_secs,
                 gen_timed: b.gen_timed,
-                untimed: b.untimed,
+                // Lines with a rate (`gen` counts them) but no interval behind it.
+                untimed: b.gen.n.saturating_sub(b.gen_timed),
                 prompt_tokens: b.prompt_tokens,
             })
             .collect()
