@@ -398,6 +398,9 @@ impl Model {
         });
         // Supply from the KV pool.
         let mut kv_err = 0.0;
+        // A whole-request reservation's max_tokens may be well beyond the output made: a
+        // wider range below.
+        let whole = self.whole_request > 1.0;
         let kv_limit = match self.bound {
             Bound::KvCache => {
                 // The pool is full now at capacity ÷ running per request: the usage share is
@@ -418,10 +421,8 @@ impl Model {
                 Some(l)
             }
             _ => match (self.kv_per_request.zip(self.kv_capacity), self.kv_usage) {
-                // A whole-request reservation's max_tokens may be well beyond the output
-                // made: a wider range below.
                 (Some((h, k)), _) => {
-                    kv_err = if self.whole_request > 1.0 { 0.15 } else { 0.08 };
+                    kv_err = if whole { 0.15 } else { 0.08 };
                     Some(
                         k * kv_scale * self.usable_share(cons_factor)
                             / (h * self.whole_request).max(1.0),
@@ -430,7 +431,7 @@ impl Model {
                 // The pool's size unstated, its usage printed: the running requests hold
                 // that share of it.
                 (None, Some(u)) if u > 0.0 => {
-                    kv_err = if self.whole_request > 1.0 { 0.15 } else { 0.1 };
+                    kv_err = if whole { 0.15 } else { 0.1 };
                     Some(
                         self.running * kv_scale * self.usable_share(cons_factor)
                             / (u * self.whole_request),
@@ -599,6 +600,7 @@ impl Model {
     }
 
     pub fn describe(&self) -> String {
+        const RIDGE_PLACED: &str = "placed by the prompt tokens per step at ~300 tokens per weight read (a GPU's compute/memory ridge), not measured";
         let kv = if self.c > 0.0 {
             format!(" + {:.3e} s × KV token", self.c)
         } else {
@@ -611,7 +613,7 @@ impl Model {
             if self.fitted {
                 let prefill = if self.pf_prior && self.pf_per_request > 0.0 {
                     format!(
-                        ", of which prefill's {:.6} s × running is placed by the prompt tokens per step at ~300 tokens per weight read (a GPU's compute/memory ridge), not measured",
+                        ", of which prefill's {:.6} s × running is {RIDGE_PLACED}",
                         self.pf_per_request
                     )
                 } else if self.pf_per_request > 0.0 {
@@ -625,7 +627,7 @@ impl Model {
                 )
             } else if self.pf_prior {
                 format!(
-                    "prior: too little spread in batch size to fit, and prefill's {:.6} s × running placed by the prompt tokens per step at ~300 tokens per weight read (a GPU's compute/memory ridge), not measured",
+                    "prior: too little spread in batch size to fit, and prefill's {:.6} s × running {RIDGE_PLACED}",
                     self.pf_per_request
                 )
             } else if self.pf_per_request > 0.0 {
