@@ -75,6 +75,8 @@ pub struct Model {
     pub pf_per_request: f64,
     /// That prefill part is placed by the compute/memory ridge, not measured.
     pub pf_prior: bool,
+    /// That prefill part is the step beyond the most decode can take.
+    pub decode_bound: bool,
     /// Share of that prefill spent recomputing evicted requests, which stops when the pool
     /// no longer binds.
     pub recompute_share: f64,
@@ -228,6 +230,21 @@ impl Model {
         if let Some(s) = share.filter(|s| !arrival_bound || s.direct) {
             step.set_prefill_share(s.share, running);
         }
+        // Where the prior splits the step, nothing timed prefill and the server is busy
+        // throughout, a step longer than decode can take is prefill. Busy: requests wait in
+        // nearly every bucket, or a closed loop keeps its number in flight; idle time would
+        // lengthen the step too. A fitted intercept is no weight read to bound by: where
+        // the batch moves with the pool's churn it comes out near zero.
+        let busy = w.queue_share.unwrap_or(0.0) >= 0.9 || !open_loop;
+        if !step.fitted
+            && busy
+            && !arrival_bound
+            && !share.is_some_and(|s| s.direct)
+            && ppg.is_some_and(|q| q > 0.0)
+        {
+            let schedulers = ranks.max(printing as f64).max(1.0);
+            step.bound_decode(running, running / schedulers);
+        }
 
         // Share of the prefill work that recomputes retracted/preempted requests: each
         // eviction re-prefills a request (vLLM evicts the newest, with little output), each
@@ -298,6 +315,7 @@ impl Model {
             kv_fp8,
             pf_per_request: step.pf,
             pf_prior: step.pf_prior,
+            decode_bound: step.decode_bound,
             recompute_share,
             cov_ab: step.cov_ab,
         })
@@ -600,6 +618,7 @@ impl Model {
     }
 
     pub fn describe(&self) -> String {
+        const DECODE_BOUND: &str = "is the step beyond the most memory-bound decode takes (one weight read and at most one more per request), at least that much";
         const RIDGE_PLACED: &str = "placed by the prompt tokens per step at ~300 tokens per weight read (a GPU's compute/memory ridge), not measured";
         let kv = if self.c > 0.0 {
             format!(" + {:.3e} s × KV token", self.c)
@@ -628,6 +647,11 @@ impl Model {
             } else if self.pf_prior {
                 format!(
                     "prior: too little spread in batch size to fit, and prefill's {:.6} s × running {RIDGE_PLACED}",
+                    self.pf_per_request
+                )
+            } else if self.decode_bound {
+                format!(
+                    "prior: too little spread in batch size to fit, and prefill's {:.6} s × running {DECODE_BOUND}",
                     self.pf_per_request
                 )
             } else if self.pf_per_request > 0.0 {

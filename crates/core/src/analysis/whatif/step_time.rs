@@ -40,6 +40,9 @@ pub(super) struct StepTime {
     pub timed: bool,
     /// Prefill's part is the ridge prior's ([`ridge_prefill`]), not measured.
     pub pf_prior: bool,
+    /// Prefill's part is what the step holds beyond the most decode can take
+    /// ([`StepTime::bound_decode`]).
+    pub decode_bound: bool,
     pub points: usize,
 }
 
@@ -90,6 +93,29 @@ impl StepTime {
                 *v *= k * k;
             }
         }
+    }
+
+    /// Decode is memory-bound: a step reads the weights once (its fixed part) and, for each
+    /// request, its KV and its sampling, which even at long contexts is less than the
+    /// weights again. A decode part beyond `a·(1 + per_rank)` in a log that shows prompt
+    /// work is prefill the fit or the prior could not place (vLLM V1 counts a request whose
+    /// prompt is being chunked as running, so its steps read as decode): the excess moves
+    /// to prefill's part, a floor on it (the step's range is the prior's, which is wide
+    /// there).
+    pub(super) fn bound_decode(&mut self, running: f64, per_rank: f64) {
+        let y0 = self.a + self.b * running;
+        let decode = y0 - self.pf * running;
+        let most = self.a * (1.0 + per_rank.max(0.0));
+        if !(running > 0.0 && self.a > 0.0 && decode > most && y0 > 0.0) {
+            return;
+        }
+        let k = (most - self.a) / (decode - self.a);
+        let per_request = (most - self.a) / running;
+        self.c *= k;
+        self.pf = (y0 - most) / running;
+        self.b = per_request + self.pf;
+        self.pf_prior = false;
+        self.decode_bound = true;
     }
 
     pub(super) fn fit(i: &StepInputs) -> StepTime {
@@ -375,6 +401,7 @@ impl StepTime {
             fitted,
             timed: false,
             pf_prior: pf_prior && pf > 0.0,
+            decode_bound: false,
             points,
         }
     }
@@ -458,6 +485,7 @@ fn timed_decode(i: &StepInputs) -> Option<StepTime> {
         fitted: true,
         timed: true,
         pf_prior: false,
+        decode_bound: false,
         points: rows.len(),
     })
 }
