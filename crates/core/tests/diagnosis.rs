@@ -1833,7 +1833,8 @@ fn an_overloaded_open_loop_server_gains_no_more_than_arrives() {
 /// window rates (a second and more at three running) is far longer than memory-bound
 /// decode takes for so small a batch, a weight read and at most one more per request, so
 /// the rest is prefill: halving its cost doubles throughput in the simulator, and the
-/// prediction is within 0.35 of it, its range reaching it (+0.10 before that bound).
+/// prediction is within 0.35 of it, its range reaching within 0.1 of it (+0.10 was
+/// predicted before that bound).
 #[test]
 fn a_step_longer_than_decode_can_take_is_prefill() {
     let (cfg, r, g) = swept(1_000_211);
