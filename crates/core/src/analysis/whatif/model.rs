@@ -199,6 +199,9 @@ impl Model {
             .filter(|b| b.t_s >= w.start_s && b.t_s < w.end_s)
             .copied()
             .collect();
+        // Each rank or engine that prints its own batch schedules its own: a paste of DP
+        // ranks without the startup lines that state their number counts them.
+        let step_ranks = ranks.max(printing as f64);
         let mut step = StepTime::fit(&StepInputs {
             points: &r.timeline.points,
             running,
@@ -207,9 +210,7 @@ impl Model {
             kv_per_request,
             prefill_lines: p.prefill_batches_logged,
             input_tok_s: w.input_tok_s,
-            // Each rank or engine that prints its own batch schedules its own: a paste of
-            // DP ranks without the startup lines that state their number counts them.
-            ranks: ranks.max(printing as f64),
+            ranks: step_ranks,
             steps: &window_steps,
         });
 
@@ -242,8 +243,7 @@ impl Model {
             && !share.is_some_and(|s| s.direct)
             && ppg.is_some_and(|q| q > 0.0)
         {
-            let schedulers = ranks.max(printing as f64).max(1.0);
-            step.bound_decode(running, running / schedulers);
+            step.bound_decode(running, running / step_ranks.max(1.0));
         }
 
         // Share of the prefill work that recomputes retracted/preempted requests: each

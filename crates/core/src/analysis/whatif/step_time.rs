@@ -97,23 +97,20 @@ impl StepTime {
 
     /// Decode is memory-bound: a step reads the weights once (its fixed part) and, for each
     /// request, its KV and its sampling, which even at long contexts is less than the
-    /// weights again. A decode part beyond `a·(1 + per_rank)` in a log that shows prompt
-    /// work is prefill the fit or the prior could not place (vLLM V1 counts a request whose
+    /// weights again. A prior's decode part beyond `a·(1 + per_rank)` in a log that shows
+    /// prompt work is prefill the prior could not place (vLLM V1 counts a request whose
     /// prompt is being chunked as running, so its steps read as decode): the excess moves
     /// to prefill's part, a floor on it (the step's range is the prior's, which is wide
-    /// there).
+    /// there). The prior has no KV term to rescale.
     pub(super) fn bound_decode(&mut self, running: f64, per_rank: f64) {
         let y0 = self.a + self.b * running;
         let decode = y0 - self.pf * running;
         let most = self.a * (1.0 + per_rank.max(0.0));
-        if !(running > 0.0 && self.a > 0.0 && decode > most && y0 > 0.0) {
+        if !(running > 0.0 && self.a > 0.0 && decode > most) {
             return;
         }
-        let k = (most - self.a) / (decode - self.a);
-        let per_request = (most - self.a) / running;
-        self.c *= k;
         self.pf = (y0 - most) / running;
-        self.b = per_request + self.pf;
+        self.b = (most - self.a) / running + self.pf;
         self.pf_prior = false;
         self.decode_bound = true;
     }
