@@ -1857,3 +1857,23 @@ fn a_step_longer_than_decode_can_take_is_prefill() {
         w.model
     );
 }
+
+/// A closed loop whose outputs are all one length finishes its requests together, and
+/// SGLang admits the next wave in dozens of prefill batches a second, each printing a line,
+/// then prints one line per 40 decode steps for a minute. The window's batch is a mean over
+/// the time each bucket stands for, not over lines: the simulator's time-weighted batch is
+/// ~175 (read as 105 when the wave's lines each weighed as much as a decode line).
+#[test]
+fn a_wave_of_prefill_lines_weighs_as_its_time() {
+    let cfg = batchlens_sim::sweep::draw(1_000_307);
+    assert_eq!(cfg.engine, Engine::Sglang);
+    let (r, out) = run(&cfg);
+    let client = batchlens_core::whatif::parse_change("client_scale=2").unwrap();
+    let w = batchlens_core::whatif::predict(&r, &[client]).unwrap();
+    let n = w.baseline.running_requests;
+    let truth = out.steady_mean_running;
+    assert!(
+        (n - truth).abs() <= 0.1 * truth,
+        "window batch {n} against the simulator's {truth}"
+    );
+}

@@ -7,7 +7,7 @@
 use crate::report::Point;
 use crate::report::Report;
 
-/// Figures of the judged window, time-weighted by samples per bucket.
+/// Figures of the judged window, each bucket weighted by the time it stands for.
 #[derive(Debug, Clone, Default)]
 pub struct Window {
     pub start_s: f64,
@@ -69,14 +69,36 @@ impl Window {
 }
 
 fn weighted_mean(points: &[Point], f: impl Fn(&Point) -> Option<f64>) -> Option<f64> {
+    let weights = time_weights(points);
     let (mut s, mut n) = (0.0, 0.0);
-    for p in points {
+    for (p, wt) in points.iter().zip(weights) {
         if let Some(v) = f(p) {
-            s += v * p.samples as f64;
-            n += p.samples as f64;
+            s += v * wt;
+            n += wt;
         }
     }
     (n > 0.0).then(|| s / n)
+}
+
+/// The time each bucket stands for: half the gaps to its neighbours, a bucket's width at
+/// the ends, at most four times the median gap (a silence is idle time, which the window
+/// counts apart). A bucket's lines are not its time: SGLang prints a line per prefill
+/// batch, dozens a second while a wave of prompts is admitted, and one per 40 decode
+/// steps, seconds apart, between waves.
+fn time_weights(points: &[Point]) -> Vec<f64> {
+    let gaps: Vec<f64> = points
+        .windows(2)
+        .map(|w| (w[1].t_s - w[0].t_s).max(0.0))
+        .collect();
+    let width = median(gaps.clone()).filter(|g| *g > 0.0).unwrap_or(1.0);
+    let cap = 4.0 * width;
+    (0..points.len())
+        .map(|i| {
+            let before = if i > 0 { gaps[i - 1] } else { width };
+            let after = gaps.get(i).copied().unwrap_or(width);
+            0.5 * (before.min(cap) + after.min(cap))
+        })
+        .collect()
 }
 
 /// Lines whose intervals are known, at least, for a rate over their time: a
